@@ -1,0 +1,75 @@
+"""matchlog's vocabulary: every event type, the envelope, the codec, schema versions and errors.
+
+Events are facts, never requests: a proposed move that the referee refuses is recorded as
+`AnswerRejected` (with the raw answer and the rule), so every player response is in the log and a
+replay never has to refuse anything.
+
+Schema evolution, the rules every change to an event follows:
+
+1. A new field gets a default, so older stored events still decode.
+2. A field's type never changes, and a field is never renamed in place.
+3. A tag is never reused, even after its event type is retired.
+4. Anything else is a breaking change: bump the class's `version`, and register an upcaster
+   (`@upcaster(tag, from_version)`) that turns the old stored form (a dict) into the new one. The
+   store keeps each event's version next to its bytes, and `decode` runs the upcasters in order.
+5. Encoded samples of every version of every event live in `tests/fixtures/events/`; CI decodes
+   them all, so an incompatible change fails a test rather than a replay.
+"""
+
+from .base import Event, Outcome, Seat
+from .codec import EVENT_TYPES, AnyEvent, current_version, decode, encode, event_type, json_schema, upcaster
+from .envelope import Draft, Record, draft, now_us, us_to_datetime, uuid7
+from .errors import (
+    ConcurrencyError,
+    DecodeError,
+    IllegalAction,
+    ImportRejected,
+    MatchlogError,
+    StoreBusy,
+    StoreError,
+    UnknownMatch,
+    UsageError,
+)
+from .lifecycle import ActionsUndone, AnswerRejected, MatchEnded, MatchStarted, Origin, PlayerRemoved, Series
+from .porrinha import GuessMade, GuessVoided, HandChosen, HandHidden, HandReset
+
+__all__ = [
+    "EVENT_TYPES",
+    "ActionsUndone",
+    "AnswerRejected",
+    "AnyEvent",
+    "ConcurrencyError",
+    "DecodeError",
+    "Draft",
+    "Event",
+    "GuessMade",
+    "GuessVoided",
+    "HandChosen",
+    "HandHidden",
+    "HandReset",
+    "IllegalAction",
+    "ImportRejected",
+    "MatchEnded",
+    "MatchStarted",
+    "MatchlogError",
+    "Origin",
+    "Outcome",
+    "PlayerRemoved",
+    "Record",
+    "Seat",
+    "Series",
+    "StoreBusy",
+    "StoreError",
+    "UnknownMatch",
+    "UsageError",
+    "current_version",
+    "decode",
+    "draft",
+    "encode",
+    "event_type",
+    "json_schema",
+    "now_us",
+    "upcaster",
+    "us_to_datetime",
+    "uuid7",
+]

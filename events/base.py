@@ -1,0 +1,57 @@
+"""The event base class and the value objects events carry.
+
+An event is a fact that already happened, frozen and tagged with a stable string. The tag, not the
+class name, is what the log stores, so classes can be renamed freely; a tag is never reused.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import msgspec
+
+__all__ = ["Event", "Outcome", "Seat"]
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """A recorded fact. Never mutated, never deleted."""
+
+    #: Schema version of this event type; bump it (and add an upcaster) on a breaking change.
+    version: ClassVar[int] = 1
+
+    @property
+    def tag(self) -> str:
+        """The stable string this event is stored under."""
+        return type(self).__struct_config__.tag  # type: ignore[return-value]
+
+    @property
+    def actor(self) -> int | None:
+        """The seat whose answer this event records, or None for the referee."""
+        return None
+
+
+class Seat(msgspec.Struct, frozen=True):
+    """One place at the table: the name shown for it and the player (strategy) that sat there."""
+
+    name: str
+    player: str
+
+
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    """How a match ended, in terms every game shares.
+
+    `places[seat]` is 1 for the best; seats that tie share a place. `winners` are the seats that won
+    (several where the game allows ties). `scores` holds the game's own score per seat where it has
+    one. `result` names the kind of ending ("normal", or a game's own word such as "gammon").
+    """
+
+    places: tuple[int, ...]
+    winners: tuple[int, ...]
+    scores: tuple[float, ...] = ()
+    result: str = "normal"
+    removed: tuple[int, ...] = ()
+
+    @property
+    def ranking(self) -> tuple[int, ...]:
+        """Seats from best to worst (ties in seat order)."""
+        return tuple(sorted(range(len(self.places)), key=lambda seat: (self.places[seat], seat)))

@@ -1,0 +1,82 @@
+"""The envelope: what the store adds around an event (match, seq, id, time, actor, version, hash).
+
+A `Draft` is an event on its way to the log with the id that makes re-sending it idempotent; a
+`Record` is an event as the log holds it. Reducers see the event, never the envelope.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from uuid import UUID
+
+import msgspec
+
+from .base import Event
+
+__all__ = ["Draft", "Record", "draft", "now_us", "us_to_datetime", "uuid7"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_uuid7_lock = threading.Lock()
+_uuid7_last = (0, 0)  # (unix ms, counter) of the last id made in this process
+
+
+def uuid7() -> UUID:
+    """A new UUIDv7: time-ordered (ms), so one match's rows sit together in the log; monotonic here."""
+    global _uuid7_last
+    with _uuid7_lock:
+        ms = time.time_ns() // 1_000_000
+        last_ms, counter = _uuid7_last
+        if ms <= last_ms:
+            ms, counter = last_ms, counter + 1
+            if counter > 0xFFF:
+                ms, counter = ms + 1, 0
+        else:
+            counter = int.from_bytes(os.urandom(2), "big") & 0x3FF  # room to count up within the ms
+        _uuid7_last = (ms, counter)
+    rand_b = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
+    value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | rand_b
+    return UUID(int=value)
+
+
+def now_us() -> int:
+    """The current UTC time in microseconds since the epoch."""
+    return time.time_ns() // 1_000
+
+
+def us_to_datetime(at_us: int) -> datetime:
+    """A UTC datetime from microseconds since the epoch (exact)."""
+    return _EPOCH + timedelta(microseconds=at_us)
+
+
+class Draft(msgspec.Struct, frozen=True):
+    """An event on its way to the log; sending the same draft twice stores it once."""
+
+    event: Event
+    event_id: UUID
+    at_us: int
+
+
+def draft(event: Event, *, event_id: UUID | None = None, at_us: int | None = None) -> Draft:
+    """Wrap `event` for appending, with a fresh id and the current time unless given."""
+    return Draft(event, event_id if event_id is not None else uuid7(), at_us if at_us is not None else now_us())
+
+
+class Record(msgspec.Struct, frozen=True, kw_only=True):
+    """An event as the log holds it."""
+
+    match_id: UUID
+    seq: int
+    event_id: UUID
+    at_us: int
+    actor: int | None
+    version: int
+    event: Event
+    hash: bytes
+
+    @property
+    def at(self) -> datetime:
+        """When the event happened (UTC)."""
+        return us_to_datetime(self.at_us)

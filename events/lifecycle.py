@@ -1,0 +1,98 @@
+"""Events every game shares: a match starts, answers are rejected, players removed, actions undone,
+and the match ends."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import msgspec
+
+from .base import Event, Outcome, Seat
+
+__all__ = [
+    "EVENTS",
+    "ActionsUndone",
+    "AnswerRejected",
+    "MatchEnded",
+    "MatchStarted",
+    "Origin",
+    "PlayerRemoved",
+    "Series",
+]
+
+
+class Origin(msgspec.Struct, frozen=True):
+    """Where a forked match came from: the source match and the last seq copied."""
+
+    match_id: UUID
+    seq: int
+
+
+class Series(msgspec.Struct, frozen=True):
+    """A match's place in a series of games played by the same player objects."""
+
+    id: str
+    game: int
+    games: int
+
+
+class MatchStarted(Event, tag="match.started"):
+    """The referee opened a match: which game, under which options, and who sits where.
+
+    `options` holds every option of the game, defaults included, so the match replays under the
+    rules it was played with even after the defaults change.
+    """
+
+    game: str
+    options: dict[str, Any]
+    seats: tuple[Seat, ...]
+    series: Series | None = None
+    origin: Origin | None = None
+
+
+class AnswerRejected(Event, tag="match.answer_rejected"):
+    """A player's answer broke a rule; `answer` is its repr, `code` the rule it broke."""
+
+    seat: int
+    decision: str
+    answer: str
+    code: str
+    message: str
+
+    @property
+    def actor(self) -> int | None:
+        return self.seat
+
+
+class PlayerRemoved(Event, tag="match.player_removed"):
+    """The referee took a player out of the match; `code` says why (a rule, a timeout, an exception)."""
+
+    seat: int
+    code: str
+    reason: str
+
+
+class ActionsUndone(Event, tag="match.undone"):
+    """The events at `seqs` (the latest effective ones) no longer count; the log still keeps them.
+
+    `by` is the seat that asked, or None for an arbiter.
+    """
+
+    seqs: tuple[int, ...]
+    reason: str = ""
+    by: int | None = None
+
+    @property
+    def actor(self) -> int | None:
+        return self.by
+
+
+class MatchEnded(Event, tag="match.ended"):
+    """The match is over, with its outcome (and, when it did not end by the rules, why)."""
+
+    outcome: Outcome
+    reason: str = ""
+
+
+EVENTS: tuple[type[Event], ...] = (MatchStarted, AnswerRejected, PlayerRemoved, ActionsUndone, MatchEnded)
