@@ -1,0 +1,188 @@
+"""The matches catalogue: one row per match, derived from its events as they are appended.
+
+The catalogue is kept in the same transaction as the events, so it never disagrees with the log;
+`verify` still checks its head against the chain, which is how a deleted last event is found.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+import msgspec
+from matchlog.events import ActionsUndone, Event, MatchEnded, MatchStarted, Outcome
+
+__all__ = ["Appended", "Finding", "MatchInfo", "SeatRow"]
+
+
+class Appended(msgspec.Struct, frozen=True):
+    """What an append did: the seqs the events hold and the match's head afterwards."""
+
+    match_id: UUID
+    first_seq: int
+    last_seq: int
+    head_hash: bytes
+    written: int  # 0 when every event was already stored (an idempotent re-send)
+
+
+class Finding(msgspec.Struct, frozen=True):
+    """One problem found in the log: which match, from which seq, which check, and the evidence."""
+
+    match_id: UUID
+    seq: int | None
+    code: str
+    message: str
+
+
+class SeatRow(msgspec.Struct, frozen=True):
+    """One seat of one match in the `seats` projection."""
+
+    match_id: UUID
+    seat: int
+    name: str
+    player: str
+    place: int | None = None
+    score: float | None = None
+    winner: bool | None = None
+    removed: bool | None = None
+
+
+class MatchInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A match as the catalogue describes it."""
+
+    match_id: UUID
+    game: str
+    status: str  # running | finished | abandoned
+    created_us: int
+    ended_us: int | None = None
+    players: tuple[str, ...]
+    strategies: tuple[str, ...]
+    options: str  # JSON
+    last_seq: int
+    head_hash: bytes
+    ended_seq: int | None = None
+    outcome: Outcome | None = None
+    origin_match: UUID | None = None
+    origin_seq: int | None = None
+    series_id: str | None = None
+    series_game: int | None = None
+
+    @classmethod
+    def started(cls, match_id: UUID, event: MatchStarted, at_us: int) -> MatchInfo:
+        """The catalogue row of a match whose first event is `event`."""
+        return cls(
+            match_id=match_id,
+            game=event.game,
+            status="running",
+            created_us=at_us,
+            players=tuple(seat.name for seat in event.seats),
+            strategies=tuple(seat.player for seat in event.seats),
+            options=msgspec.json.encode(event.options, order="deterministic").decode(),
+            last_seq=-1,
+            head_hash=b"",
+            origin_match=event.origin.match_id if event.origin else None,
+            origin_seq=event.origin.seq if event.origin else None,
+            series_id=event.series.id if event.series else None,
+            series_game=event.series.game if event.series else None,
+        )
+
+    def after(self, seq: int, event: Event, at_us: int, head_hash: bytes) -> MatchInfo:
+        """The row once `event` is appended at `seq`."""
+        changes: dict[str, object] = {"last_seq": seq, "head_hash": head_hash}
+        match event:
+            case MatchEnded(outcome=outcome):
+                changes |= {
+                    "status": "abandoned" if outcome.result == "abandoned" else "finished",
+                    "ended_us": at_us,
+                    "ended_seq": seq,
+                    "outcome": outcome,
+                }
+            case ActionsUndone(seqs=seqs) if self.ended_seq is not None and self.ended_seq in seqs:
+                # The ending itself was taken back: the match is open again.
+                changes |= {"status": "running", "ended_us": None, "ended_seq": None, "outcome": None}
+        return msgspec.structs.replace(self, **changes)
+
+    def seat_rows(self) -> list[SeatRow]:
+        """The `seats` projection rows of this match as it stands."""
+        outcome = self.outcome
+        rows = []
+        for seat, (name, player) in enumerate(zip(self.players, self.strategies, strict=True)):
+            if outcome is None or seat >= len(outcome.places):
+                rows.append(SeatRow(self.match_id, seat, name, player))
+                continue
+            rows.append(
+                SeatRow(
+                    self.match_id,
+                    seat,
+                    name,
+                    player,
+                    place=outcome.places[seat],
+                    score=outcome.scores[seat] if seat < len(outcome.scores) else None,
+                    winner=seat in outcome.winners,
+                    removed=seat in outcome.removed,
+                )
+            )
+        return rows
+
+    def row(self) -> tuple[object, ...]:
+        """The `matches` row in MATCH_COLUMNS order, as Arrow takes it (ids as text, times in us)."""
+        outcome = self.outcome
+        return (
+            str(self.match_id),
+            self.game,
+            self.status,
+            self.created_us,
+            self.ended_us,
+            list(self.players),
+            list(self.strategies),
+            self.options,
+            self.last_seq,
+            self.head_hash,
+            self.ended_seq,
+            msgspec.json.encode(outcome).decode() if outcome is not None else None,
+            list(outcome.winners) if outcome is not None else None,
+            str(self.origin_match) if self.origin_match is not None else None,
+            self.origin_seq,
+            self.series_id,
+            self.series_game,
+        )
+
+    @classmethod
+    def from_row(cls, row: tuple) -> MatchInfo:
+        """Rebuild from a `SELECT {MATCH_COLUMNS}` row whose timestamps are selected as epoch_us."""
+        (
+            match_id,
+            game,
+            status,
+            created_us,
+            ended_us,
+            players,
+            strategies,
+            options,
+            last_seq,
+            head_hash,
+            ended_seq,
+            result,
+            _winners,
+            origin_match,
+            origin_seq,
+            series_id,
+            series_game,
+        ) = row
+        return cls(
+            match_id=match_id,
+            game=game,
+            status=status,
+            created_us=created_us,
+            ended_us=ended_us,
+            players=tuple(players),
+            strategies=tuple(strategies),
+            options=options,
+            last_seq=last_seq,
+            head_hash=bytes(head_hash),
+            ended_seq=ended_seq,
+            outcome=msgspec.json.decode(result, type=Outcome) if result is not None else None,
+            origin_match=origin_match,
+            origin_seq=origin_seq,
+            series_id=series_id,
+            series_game=series_game,
+        )

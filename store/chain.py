@@ -1,0 +1,51 @@
+"""The hash chain, defined once for Python (append, import) and once for SQL (verify).
+
+Each event's hash is SHA-256 over a line of text: the previous event's hash (hex; 64 zeros before
+seq 0), then every stored column of the row, then the canonical event bytes, separated by newlines:
+
+    prev_hex \\n match_id \\n seq \\n event_id \\n at_us \\n actor \\n game \\n type \\n version \\n seat \\n payload
+
+A missing actor or seat is the empty string. The payload comes last and is JSON (which never
+contains a raw newline), so the line parses one way only. Because every column is covered, any
+edit of a stored row, and any deletion, insertion or reordering of rows, changes some hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from uuid import UUID
+
+__all__ = ["GENESIS", "SQL_EXPECTED_HASH", "chain_hash"]
+
+#: The "previous hash" of seq 0.
+GENESIS = bytes(32)
+
+
+def chain_hash(
+    prev: bytes,
+    match_id: UUID,
+    seq: int,
+    event_id: UUID,
+    at_us: int,
+    actor: int | None,
+    game: str,
+    type: str,
+    version: int,
+    seat: int | None,
+    payload: str,
+) -> bytes:
+    """The hash of one row given the hash of the row before it."""
+    line = (
+        f"{prev.hex()}\n{match_id}\n{seq}\n{event_id}\n{at_us}\n{'' if actor is None else actor}\n"
+        f"{game}\n{type}\n{version}\n{'' if seat is None else seat}\n{payload}"
+    )
+    return hashlib.sha256(line.encode()).digest()
+
+
+#: The same hash in DuckDB SQL, over a window `w` partitioned by match and ordered by seq.
+SQL_EXPECTED_HASH = f"""unhex(sha256(concat(
+    coalesce(lower(hex(lag(hash) OVER w)), '{GENESIS.hex()}'), chr(10),
+    match_id::VARCHAR, chr(10), seq::VARCHAR, chr(10), event_id::VARCHAR, chr(10),
+    epoch_us(recorded_at)::VARCHAR, chr(10), coalesce(actor::VARCHAR, ''), chr(10),
+    game, chr(10), type, chr(10), version::VARCHAR, chr(10), coalesce(seat::VARCHAR, ''), chr(10),
+    payload)))"""

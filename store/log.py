@@ -1,0 +1,583 @@
+"""The Store: a match log in one DuckDB file (or in memory), and everything read back from it.
+
+One process owns a log file at a time (DuckDB locks it, read-only openers included); a second one
+gets `StoreBusy` with the holder's pid. Within the process, every write goes through one writer
+thread (see writer.py) and reads use a cursor per thread.
+"""
+
+from __future__ import annotations
+
+import atexit
+import re
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import IO, Any
+from uuid import UUID
+
+import duckdb
+import msgspec
+from matchlog.events import (
+    DecodeError,
+    Draft,
+    Event,
+    ImportRejected,
+    Record,
+    StoreBusy,
+    StoreError,
+    UnknownMatch,
+    decode,
+)
+
+from .catalogue import Appended, Finding, MatchInfo
+from .chain import SQL_EXPECTED_HASH
+from .schema import DDL, MATCH_COLUMNS
+from .writer import Item, Request, Writer, item
+
+__all__ = ["Store", "connect_read_only", "select_matches"]
+
+_RECORD_COLUMNS = "seq, event_id, epoch_us(recorded_at), actor, type, version, payload, hash"
+_MATCH_SELECT = ", ".join(
+    f"epoch_us({column})" if column in ("created_at", "ended_at") else column for column in MATCH_COLUMNS
+)
+_LOCKED = re.compile(r"Conflicting lock is held in (?P<program>.*?) \(PID (?P<pid>\d+)\)")
+
+
+def _connect(path: str, *, read_only: bool, config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
+    """Open the DuckDB file, translating the driver's errors into ours.
+
+    Raises:
+        StoreBusy: another process holds the file.
+        StoreError: the file is missing (read-only), not a DuckDB file, or unreadable.
+    """
+    if read_only and path != ":memory:" and not Path(path).exists():
+        raise StoreError(f"there is no log at {path}", code="store.missing")
+    try:
+        return duckdb.connect(path, read_only=read_only, config=config or {})
+    except duckdb.IOException as error:
+        text = str(error)
+        locked = _LOCKED.search(text)
+        if locked:
+            raise StoreBusy(
+                f"the log {path} is in use by another process (pid {locked['pid']}); "
+                "wait for it to finish, or use another --db"
+            ) from None
+        if "lock" in text.lower():
+            raise StoreBusy(f"the log {path} is in use by another process; wait for it, or use another --db") from None
+        raise StoreError(f"cannot open the log {path}: {_first_line(text)}", code="store.unreadable") from None
+    except duckdb.Error as error:
+        raise StoreError(f"cannot open the log {path}: {_first_line(str(error))}", code="store.unreadable") from None
+
+
+def connect_read_only(path: str | Path) -> duckdb.DuckDBPyConnection:
+    """A connection for ad-hoc SQL that can neither change the log nor touch any other file.
+
+    Raises:
+        StoreBusy, StoreError: as for opening a Store.
+    """
+    return _connect(
+        str(path),
+        read_only=True,
+        config={
+            "enable_external_access": False,
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "lock_configuration": True,
+        },
+    )
+
+
+def select_matches(con: duckdb.DuckDBPyConnection, where: str = "", params: Sequence[Any] = ()) -> list[MatchInfo]:
+    """Catalogue rows matching a WHERE clause."""
+    rows = con.execute(f"SELECT {_MATCH_SELECT} FROM matches {where}", list(params)).fetchall()
+    return [MatchInfo.from_row(row) for row in rows]
+
+
+class _Line(msgspec.Struct, frozen=True):
+    """One line of a JSON Lines export: an envelope with its event."""
+
+    match_id: UUID
+    seq: int
+    event_id: UUID
+    at_us: int
+    actor: int | None
+    game: str
+    type: str
+    version: int
+    seat: int | None
+    hash: str
+    event: msgspec.Raw
+
+
+_line_decoder = msgspec.json.Decoder(_Line)
+_line_encoder = msgspec.json.Encoder()
+
+
+class Store:
+    """A match log: append with optimistic concurrency, read back, verify, export and import."""
+
+    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False) -> None:
+        self.path = str(path)
+        self.read_only = read_only
+        self._db = _connect(self.path, read_only=read_only)
+        self._local = threading.local()
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._cursors_lock = threading.Lock()
+        if not read_only:
+            try:
+                self._db.execute(DDL)
+            except duckdb.Error as error:
+                self._db.close()
+                raise StoreError(
+                    f"{self.path} is not a matchlog log: {_first_line(str(error))}", code="store.unreadable"
+                ) from None
+        else:
+            self._check_is_log()
+        self._writer = None if read_only else Writer(self._db.cursor())
+        self._closed = False
+        # A store left open at exit is still closed in order (its queue committed, the file released).
+        atexit.register(self.close)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def _check_is_log(self) -> None:
+        try:
+            self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except duckdb.Error:
+            self._db.close()
+            raise StoreError(f"{self.path} is not a matchlog log", code="store.unreadable") from None
+
+    def close(self) -> None:
+        """Commit what is queued and release the file."""
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        with self._cursors_lock:
+            for cursor in self._cursors:
+                cursor.close()
+            self._cursors.clear()
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _read(self) -> duckdb.DuckDBPyConnection:
+        """This thread's read cursor."""
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self._db.cursor()
+            self._local.cursor = cursor
+            with self._cursors_lock:
+                self._cursors.append(cursor)
+        return cursor
+
+    def _write(self) -> Writer:
+        if self._writer is None:
+            raise StoreError(f"the log {self.path} is open read-only", code="store.read_only")
+        return self._writer
+
+    # -- appending ---------------------------------------------------------------------------
+
+    def append(self, match_id: UUID, events: Sequence[Event | Draft], expected_seq: int) -> Appended:
+        """Append `events` at `expected_seq` (the number already stored) in one transaction.
+
+        Returns once the events are durable. Re-sending drafts already stored at those seqs is a no-op.
+
+        Raises:
+            ConcurrencyError: the match's next seq is not `expected_seq`; nothing was written.
+            StoreError: the events cannot be appended (bad first event, closed log, write failure).
+        """
+        return self.append_async(match_id, events, expected_seq).result()
+
+    def append_async(self, match_id: UUID, events: Sequence[Event | Draft], expected_seq: int) -> Future[Appended]:
+        """Like `append`, but returns a future at once; it resolves when the group is committed."""
+        return self._write().submit_append(Request(match_id, tuple(item(e) for e in events), expected_seq))
+
+    def append_bulk(self, batches: Iterable[tuple[UUID, Sequence[Event | Draft], int]]) -> list[Appended]:
+        """Append many matches' events in one transaction: all of them or, on any error, none.
+
+        Raises:
+            ConcurrencyError, StoreError: as for `append`; nothing at all was written.
+        """
+        requests = [
+            Request(match_id, tuple(item(e) for e in events), expected) for match_id, events, expected in batches
+        ]
+        return self._write().submit_bulk(requests).result()
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def match(self, match_id: UUID | str) -> MatchInfo:
+        """The catalogue row of one match (a unique id prefix will do).
+
+        Raises:
+            UnknownMatch: no such match.
+        """
+        resolved = self.resolve(match_id)
+        return select_matches(self._read(), "WHERE match_id = ?", [resolved])[0]
+
+    def matches(
+        self, *, game: str | None = None, status: str | None = None, limit: int | None = None
+    ) -> list[MatchInfo]:
+        """Catalogue rows, newest first."""
+        clauses, params = [], []
+        if game is not None:
+            clauses.append("game = ?")
+            params.append(game)
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        tail = f" LIMIT {int(limit)}" if limit is not None else ""
+        return select_matches(self._read(), f"{where} ORDER BY created_at DESC, match_id DESC{tail}", params)
+
+    def resolve(self, match_id: UUID | str) -> UUID:
+        """The full id of a match given its id or a unique prefix of it.
+
+        Raises:
+            UnknownMatch: no match, or more than one, has that prefix.
+        """
+        if isinstance(match_id, UUID):
+            found = self._read().execute("SELECT match_id FROM matches WHERE match_id = ?", [match_id]).fetchall()
+            if not found:
+                raise UnknownMatch(f"no match {match_id} in {self.path}")
+            return match_id
+        text = str(match_id).strip().lower()
+        if not re.fullmatch(r"[0-9a-f-]{1,36}", text):
+            raise UnknownMatch(f"{match_id!r} is not a match id (hex digits and dashes)")
+        found = (
+            self._read()
+            .execute(
+                "SELECT match_id FROM matches WHERE match_id::VARCHAR LIKE ? ORDER BY match_id LIMIT 2",
+                [text + "%"],
+            )
+            .fetchall()
+        )
+        if not found:
+            raise UnknownMatch(f"no match {text} in {self.path}")
+        if len(found) > 1:
+            raise UnknownMatch(f"{text} is the start of more than one match id; give more of it")
+        return found[0][0]
+
+    def read(self, match_id: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Record]:
+        """The events of one match from seq `start` up to and including `stop`, in order.
+
+        Raises:
+            UnknownMatch: no such match.
+            DecodeError: a stored event does not decode (see `matchlog verify`).
+        """
+        resolved = self.resolve(match_id)
+        rows = (
+            self._read()
+            .execute(
+                f"SELECT {_RECORD_COLUMNS} FROM events WHERE match_id = ? AND seq >= ? AND seq <= ? ORDER BY seq",
+                [resolved, start, stop if stop is not None else 2**62],
+            )
+            .fetchall()
+        )
+        return [_record(resolved, row) for row in rows]
+
+    def records(self, match_ids: Sequence[UUID] | None = None, *, batch_rows: int = 100_000) -> Iterator[Record]:
+        """Every event of the given matches (default: all), ordered by match and seq, read through Arrow."""
+        where, params = _match_filter(match_ids)
+        relation = self._read().sql(
+            f"SELECT match_id, {_RECORD_COLUMNS} FROM events {where} ORDER BY match_id, seq", params=params
+        )
+        reader = relation.to_arrow_reader(batch_rows)
+        for batch in reader:
+            columns = batch.to_pydict()
+            names = list(columns)
+            for row in zip(*(columns[name] for name in names), strict=True):
+                yield _record(UUID(bytes=row[0]) if isinstance(row[0], bytes) else UUID(str(row[0])), row[1:])
+
+    def events_arrow(self, match_ids: Sequence[UUID] | None = None, columns: str = "*"):
+        """The events table (or some of its columns) as an Arrow table, for bulk work."""
+        where, params = _match_filter(match_ids)
+        return (
+            self._read()
+            .sql(f"SELECT {columns} FROM events {where} ORDER BY match_id, seq", params=params)
+            .to_arrow_table()
+        )
+
+    def count(self) -> int:
+        """How many events the log holds."""
+        row = self._read().execute("SELECT count(*) FROM events").fetchone()
+        return int(row[0]) if row else 0
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run a read query on this process's own connection (for the library's statistics)."""
+        return self._read().execute(sql, list(params)).fetchall()
+
+    # -- verify ------------------------------------------------------------------------------
+
+    def verify(self, match_id: UUID | str | None = None) -> list[Finding]:
+        """Check the hash chain of one match (or all) and its catalogue head; [] when all is well."""
+        params: list[Any] = []
+        events_where = matches_where = ""
+        if match_id is not None:
+            resolved = self.resolve(match_id)
+            events_where, matches_where, params = (
+                "WHERE match_id = ?",
+                "WHERE match_id = ?",
+                [resolved, resolved],
+            )
+        rows = (
+            self._read()
+            .execute(
+                f"""
+            WITH chained AS (
+                SELECT match_id, seq, type, hash,
+                       row_number() OVER w - 1 AS position,
+                       {SQL_EXPECTED_HASH} AS expected
+                FROM events {events_where}
+                WINDOW w AS (PARTITION BY match_id ORDER BY seq)
+            ), per_match AS (
+                SELECT match_id,
+                       min(position) FILTER (WHERE seq <> position) AS gap_at,
+                       min(seq) FILTER (WHERE seq <> position) AS gap_found,
+                       min(seq) FILTER (WHERE hash <> expected) AS bad_hash_at,
+                       bool_or(position = 0 AND type <> 'match.started') AS bad_start,
+                       max(seq) AS last_seq,
+                       arg_max(hash, seq) AS head
+                FROM chained GROUP BY match_id
+            ), catalogue AS (SELECT match_id, last_seq, head_hash FROM matches {matches_where})
+            SELECT coalesce(p.match_id, c.match_id), p.gap_at, p.gap_found, p.bad_hash_at, p.bad_start,
+                   p.last_seq, p.head, c.last_seq, c.head_hash, c.match_id IS NULL, p.match_id IS NULL
+            FROM per_match p FULL OUTER JOIN catalogue c ON p.match_id = c.match_id
+            WHERE p.gap_at IS NOT NULL OR p.bad_hash_at IS NOT NULL OR p.bad_start
+               OR c.match_id IS NULL OR p.match_id IS NULL
+               OR p.last_seq <> c.last_seq OR p.head <> c.head_hash
+            ORDER BY 1
+            """,
+                params,
+            )
+            .fetchall()
+        )
+        findings: list[Finding] = []
+        for (
+            mid,
+            gap_at,
+            gap_found,
+            bad_hash_at,
+            bad_start,
+            last_seq,
+            head,
+            cat_last,
+            cat_head,
+            no_catalogue,
+            no_events,
+        ) in rows:
+            if no_catalogue:
+                findings.append(Finding(mid, None, "chain.no_catalogue", "events with no row in the matches catalogue"))
+                continue
+            if no_events:
+                findings.append(Finding(mid, None, "chain.no_events", "a catalogue row with no events"))
+                continue
+            if bad_start:
+                findings.append(Finding(mid, 0, "chain.bad_start", "seq 0 is not match.started"))
+            if gap_at is not None:
+                findings.append(
+                    Finding(
+                        mid,
+                        gap_at,
+                        "chain.seq_gap",
+                        f"expected seq {gap_at} but the next stored seq is {gap_found}",
+                    )
+                )
+            if bad_hash_at is not None:
+                findings.append(
+                    Finding(
+                        mid,
+                        bad_hash_at,
+                        "chain.hash_mismatch",
+                        f"seq {bad_hash_at}: the stored hash is not the hash of its row and the row before",
+                    )
+                )
+            if last_seq != cat_last or bytes(head) != bytes(cat_head):
+                findings.append(
+                    Finding(
+                        mid,
+                        min(last_seq, cat_last) + 1 if last_seq != cat_last else last_seq,
+                        "chain.head_mismatch",
+                        f"the catalogue says the match ends at seq {cat_last} with head {bytes(cat_head).hex()[:16]}…, "
+                        f"the log ends at seq {last_seq} with head {bytes(head).hex()[:16]}…",
+                    )
+                )
+        return findings
+
+    # -- snapshots ---------------------------------------------------------------------------
+
+    def snapshot(self, match_id: UUID, upto: int, engine: str) -> tuple[int, bytes] | None:
+        """The latest cached state of `match_id` at a seq <= `upto`, for the engine key given."""
+        row = (
+            self._read()
+            .execute(
+                "SELECT seq, state FROM snapshots WHERE match_id = ? AND seq <= ? AND engine = ?"
+                " ORDER BY seq DESC LIMIT 1",
+                [match_id, upto, engine],
+            )
+            .fetchone()
+        )
+        return (row[0], bytes(row[1])) if row else None
+
+    def put_snapshot(self, match_id: UUID, seq: int, engine: str, state: bytes) -> None:
+        """Cache a folded state (a read-only log silently keeps no cache)."""
+        if self._writer is None:
+            return
+        self._writer.submit_call(
+            lambda con: con.execute(
+                "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?)", [match_id, seq, engine, state]
+            )
+        ).result()
+
+    def drop_snapshots(self) -> int:
+        """Empty the snapshot cache; returns how many states it held."""
+        return (
+            self._write()
+            .submit_call(
+                lambda con: con.execute("DELETE FROM snapshots").fetchone()[0]  # type: ignore[index]
+            )
+            .result()
+        )
+
+    # -- export / import ---------------------------------------------------------------------
+
+    def export_jsonl(self, out: IO[bytes], match_ids: Sequence[UUID] | None = None) -> int:
+        """Write events as JSON Lines (one envelope a line, hash chain kept); returns the count."""
+        count = 0
+        where, params = _match_filter(match_ids)
+        relation = self._read().sql(
+            f"""SELECT match_id::VARCHAR, seq, event_id::VARCHAR, epoch_us(recorded_at), actor, game, type,
+                       version, seat, lower(hex(hash)), payload
+                FROM events {where} ORDER BY match_id, seq""",
+            params=params,
+        )
+        for batch in relation.to_arrow_reader(50_000):
+            columns = batch.to_pydict()
+            for mid, seq, eid, at_us, actor, game, type_, version, seat, digest, payload in zip(
+                *columns.values(), strict=True
+            ):
+                line = _Line(
+                    UUID(mid),
+                    seq,
+                    UUID(eid),
+                    at_us,
+                    actor,
+                    game,
+                    type_,
+                    version,
+                    seat,
+                    digest,
+                    msgspec.Raw(payload.encode()),
+                )
+                out.write(_line_encoder.encode(line) + b"\n")
+                count += 1
+        return count
+
+    def export_parquet(self, path: str | Path, match_ids: Sequence[UUID] | None = None) -> int:
+        """Write events to a Parquet file for other tools; returns the count."""
+        where, params = _match_filter(match_ids)
+        target = str(path).replace("'", "''")
+        self._read().execute(
+            f"""COPY (SELECT match_id, seq, event_id, recorded_at, actor, game, type, version, seat,
+                             payload, lower(hex(hash)) AS hash
+                      FROM events {where} ORDER BY match_id, seq) TO '{target}' (FORMAT parquet)""",
+            params,
+        )
+        row = self._read().execute(f"SELECT count(*) FROM events {where}", params).fetchone()
+        return int(row[0]) if row else 0
+
+    def import_jsonl(self, lines: Iterable[bytes]) -> list[Appended]:
+        """Import a JSON Lines export: every chain is checked, and either all of it lands or none.
+
+        Matches already in the log are skipped when identical, and extended when the log holds a
+        prefix of them.
+
+        Raises:
+            ImportRejected: a line is malformed, a chain does not verify, or a match conflicts with
+                the log; nothing was written.
+        """
+        by_match: dict[UUID, list[Item]] = {}
+        seqs: dict[UUID, list[int]] = {}
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            try:
+                line = _line_decoder.decode(raw)
+                payload = bytes(line.event).decode()
+                event = decode(line.event, tag=line.type, version=line.version)
+                claimed = bytes.fromhex(line.hash)
+            except (msgspec.DecodeError, DecodeError, UnicodeDecodeError, ValueError) as error:
+                raise ImportRejected(f"line {number}: {_first_line(str(error))}") from None
+            if event.tag != line.type:
+                raise ImportRejected(f"line {number}: type {line.type!r} does not match the event's {event.tag!r}")
+            by_match.setdefault(line.match_id, []).append(
+                Item(event, line.event_id, line.at_us, line.version, payload, claimed, number)
+            )
+            seqs.setdefault(line.match_id, []).append(line.seq)
+        requests = []
+        for match_id, lines_of_match in by_match.items():
+            items = lines_of_match
+            numbers = seqs[match_id]
+            if numbers != list(range(len(numbers))):
+                raise ImportRejected(f"match {match_id}: its lines are not seqs 0, 1, 2, ... in order")
+            known = select_matches(self._read(), "WHERE match_id = ?", [match_id])
+            if known:
+                stored = known[0]
+                if stored.last_seq >= len(items) or items[stored.last_seq].claimed_hash != stored.head_hash:
+                    raise ImportRejected(
+                        f"match {match_id} is already in the log with different events; nothing was imported"
+                    )
+                items = items[stored.last_seq + 1 :]
+                if not items:
+                    continue
+                requests.append(Request(match_id, tuple(items), stored.last_seq + 1))
+            else:
+                requests.append(Request(match_id, tuple(items), 0))
+        if not requests:
+            return []
+        try:
+            return self._write().submit_bulk(requests).result()
+        except ImportRejected:
+            raise
+        except StoreError as error:
+            raise ImportRejected(f"{error.message}; nothing was imported") from None
+
+
+def _match_filter(match_ids: Sequence[UUID] | None) -> tuple[str, list[Any]]:
+    if match_ids is None:
+        return "", []
+    if not match_ids:
+        return "WHERE false", []
+    return f"WHERE match_id IN ({', '.join('?' for _ in match_ids)})", [str(m) for m in match_ids]
+
+
+def _record(match_id: UUID, row: Sequence[Any]) -> Record:
+    seq, event_id, at_us, actor, type_, version, payload, digest = row
+    try:
+        event = decode(payload, tag=type_, version=version)
+    except DecodeError as error:
+        raise DecodeError(f"match {match_id} seq {seq}: {error.message}") from None
+    if not isinstance(event_id, UUID):
+        event_id = UUID(bytes=event_id) if isinstance(event_id, bytes) else UUID(str(event_id))
+    return Record(
+        match_id=match_id,
+        seq=seq,
+        event_id=event_id,
+        at_us=at_us,
+        actor=actor,
+        version=version,
+        event=event,
+        hash=bytes(digest),
+    )
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text

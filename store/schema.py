@@ -1,0 +1,111 @@
+"""The tables of a log file. Statistics filter and group on real columns (game, type, seat, actor),
+so those sit next to the JSON payload instead of inside it."""
+
+from __future__ import annotations
+
+__all__ = ["DDL", "EVENT_COLUMNS", "MATCH_COLUMNS", "SCHEMA_VERSION", "SEAT_COLUMNS"]
+
+SCHEMA_VERSION = "1"
+
+EVENT_COLUMNS = (
+    "match_id",
+    "seq",
+    "event_id",
+    "recorded_at",
+    "actor",
+    "game",
+    "type",
+    "version",
+    "seat",
+    "payload",
+    "hash",
+)
+
+MATCH_COLUMNS = (
+    "match_id",
+    "game",
+    "status",
+    "created_at",
+    "ended_at",
+    "players",
+    "strategies",
+    "options",
+    "last_seq",
+    "head_hash",
+    "ended_seq",
+    "result",
+    "winners",
+    "origin_match",
+    "origin_seq",
+    "series_id",
+    "series_game",
+)
+
+SEAT_COLUMNS = ("match_id", "seat", "name", "player", "place", "score", "winner", "removed")
+
+DDL = f"""
+CREATE TABLE IF NOT EXISTS meta (
+    key VARCHAR PRIMARY KEY,
+    value VARCHAR NOT NULL
+);
+INSERT OR IGNORE INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');
+
+-- The log. Rows are only ever inserted; (match_id, seq) is the optimistic-concurrency key.
+CREATE TABLE IF NOT EXISTS events (
+    match_id    UUID      NOT NULL,
+    seq         BIGINT    NOT NULL,
+    event_id    UUID      NOT NULL,
+    recorded_at TIMESTAMP NOT NULL,  -- UTC, microseconds
+    actor       SMALLINT,            -- the seat whose answer this is; NULL = the referee
+    game        VARCHAR   NOT NULL,
+    type        VARCHAR   NOT NULL,  -- the event's tag
+    version     SMALLINT  NOT NULL,  -- the event's schema version
+    seat        SMALLINT,            -- the seat the event is about, if any
+    payload     VARCHAR   NOT NULL,  -- the canonical JSON of the event
+    hash        BLOB      NOT NULL,  -- see store/chain.py
+    PRIMARY KEY (match_id, seq)
+);
+
+-- The catalogue: one row per match, kept in step with the log in the same transaction.
+CREATE TABLE IF NOT EXISTS matches (
+    match_id     UUID PRIMARY KEY,
+    game         VARCHAR   NOT NULL,
+    status       VARCHAR   NOT NULL,  -- running | finished | abandoned
+    created_at   TIMESTAMP NOT NULL,
+    ended_at     TIMESTAMP,
+    players      VARCHAR[] NOT NULL,  -- seat names, by seat
+    strategies   VARCHAR[] NOT NULL,  -- the player (strategy) at each seat
+    options      VARCHAR   NOT NULL,  -- JSON
+    last_seq     BIGINT    NOT NULL,
+    head_hash    BLOB      NOT NULL,
+    ended_seq    BIGINT,
+    result       VARCHAR,             -- JSON of the outcome
+    winners      SMALLINT[],
+    origin_match UUID,
+    origin_seq   BIGINT,
+    series_id    VARCHAR,
+    series_game  INTEGER
+);
+
+-- Projection: one row per seat of every match, its outcome filled in when the match ends.
+CREATE TABLE IF NOT EXISTS seats (
+    match_id UUID     NOT NULL,
+    seat     SMALLINT NOT NULL,
+    name     VARCHAR  NOT NULL,
+    player   VARCHAR  NOT NULL,
+    place    SMALLINT,
+    score    DOUBLE,
+    winner   BOOLEAN,
+    removed  BOOLEAN,
+    PRIMARY KEY (match_id, seat)
+);
+
+-- A cache of folded states; dropping it loses nothing.
+CREATE TABLE IF NOT EXISTS snapshots (
+    match_id UUID    NOT NULL,
+    seq      BIGINT  NOT NULL,
+    engine   VARCHAR NOT NULL,
+    state    BLOB    NOT NULL,
+    PRIMARY KEY (match_id, seq, engine)
+);
+"""
