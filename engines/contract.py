@@ -1,0 +1,162 @@
+"""The engine contract: one small, pure API that every game implements.
+
+An engine is a reducer. `start` builds the state a match's `MatchStarted` describes, `apply` folds
+one recorded event into a new state, and everything else reads a state: whose decision it is
+(`to_act`), what they may answer (`legal`), whether an answer is allowed (`parse`, then `check`,
+which raise `IllegalAction` with a stable code), how it ended (`outcome`), what one seat may see
+(`view`, `redact`), and how to show it (`render`, `describe`). No engine does I/O, reads a clock or
+draws a random number: chance reaches it as recorded events.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+import msgspec
+from matchlog.events import (
+    ActionsUndone,
+    AnswerRejected,
+    Event,
+    IllegalAction,
+    MatchEnded,
+    MatchStarted,
+    Outcome,
+    PlayerRemoved,
+    UsageError,
+)
+
+__all__ = ["Engine", "GameSpec", "Rule", "Turn", "describe_lifecycle", "ordinal", "parse_options"]
+
+State = TypeVar("State")
+
+
+class Rule:
+    """Codes every game shares for answers the rules forbid."""
+
+    MATCH_OVER = "match.over"
+    NOT_YOUR_TURN = "match.not_your_turn"
+    WRONG_DECISION = "match.wrong_decision"
+
+
+class Turn(msgspec.Struct, frozen=True):
+    """Whose decision is awaited, and of what kind (a game's own word: "hand", "guess", "move")."""
+
+    seat: int
+    decision: str
+
+
+class GameSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """A game declared as data: its name, table sizes, whether it has chance or hidden information,
+    its options type, its state type, and a version that changes whenever its states do."""
+
+    name: str
+    title: str
+    min_players: int
+    max_players: int | None
+    chance: bool
+    hidden: bool
+    options: type
+    state: type
+    version: int = 1
+
+    @property
+    def snapshot_key(self) -> str:
+        """The key under which folded states of this engine version are cached."""
+        return f"{self.name}:{self.version}"
+
+
+class Engine(Protocol[State]):
+    """What every game implements; see the module docstring."""
+
+    spec: GameSpec
+
+    def start(self, started: MatchStarted) -> State:
+        """The state at seq 0. Raises UsageError for options or seats the game cannot take."""
+        ...
+
+    def apply(self, state: State, event: Event) -> State:
+        """The state after `event`. Pure; assumes the referee already checked the event."""
+        ...
+
+    def to_act(self, state: State) -> Turn | None:
+        """Whose decision is awaited, or None when the match is over."""
+        ...
+
+    def legal(self, state: State, seat: int) -> tuple[Event, ...]:
+        """Every answer `seat` may give now, as the events they would record (empty if not its turn)."""
+        ...
+
+    def parse(self, state: State, seat: int, answer: object) -> Event:
+        """The event a raw protocol answer proposes. Raises IllegalAction for a malformed answer."""
+        ...
+
+    def check(self, state: State, seat: int, action: Event) -> None:
+        """Judge a proposed event. Raises IllegalAction (with the rule's code) when it is not allowed."""
+        ...
+
+    def outcome(self, state: State) -> Outcome | None:
+        """How the match ended, or None while it goes on."""
+        ...
+
+    def view(self, state: State, seat: int | None) -> State:
+        """The state as `seat` may see it (None: a spectator), with what it may not know removed."""
+        ...
+
+    def redact(self, state: State, event: Event, seat: int | None) -> Event:
+        """`event` (applied to `state`) as `seat` may see it."""
+        ...
+
+    def render(self, state: State) -> str:
+        """The state drawn as text for a terminal."""
+        ...
+
+    def describe(self, before: State, event: Event, after: State) -> str:
+        """One line saying what `event` did."""
+        ...
+
+
+def parse_options(spec: GameSpec, given: dict[str, Any] | None) -> Any:
+    """The game's options from a plain dict (missing ones take their defaults).
+
+    Raises:
+        UsageError: an unknown option or a value of the wrong type.
+    """
+    try:
+        return msgspec.convert(given or {}, spec.options)
+    except msgspec.ValidationError as error:
+        raise UsageError(f"{spec.name} options: {error}", code="usage.options") from None
+
+
+def ordinal(place: int) -> str:
+    """1 -> "1st", 2 -> "2nd", 11 -> "11th"."""
+    suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
+    return f"{place}{suffix}"
+
+
+def describe_lifecycle(names: tuple[str, ...], event: Event) -> str | None:
+    """The line for an event every game shares, or None for a game's own event."""
+
+    def name(seat: int | None) -> str:
+        if seat is None:
+            return "the arbiter"
+        return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+
+    match event:
+        case MatchStarted(game=game, seats=seats):
+            return f"{game} match starts: " + ", ".join(f"seat {i} {s.name} ({s.player})" for i, s in enumerate(seats))
+        case AnswerRejected(seat=seat, decision=decision, answer=answer, code=code, message=message):
+            return f"{name(seat)} answered {answer} to {decision}: rejected [{code}] {message}"
+        case PlayerRemoved(seat=seat, code=code, reason=reason):
+            return f"{name(seat)} is removed [{code}]: {reason}"
+        case ActionsUndone(seqs=seqs, reason=reason, by=by):
+            taken = ", ".join(str(s) for s in seqs)
+            return f"{name(by)} takes back seq {taken}" + (f": {reason}" if reason else "")
+        case MatchEnded(outcome=outcome, reason=reason):
+            placed = ", ".join(f"{ordinal(outcome.places[s])} {name(s)}" for s in outcome.ranking)
+            return f"match over ({outcome.result}{': ' + reason if reason else ''}): {placed}"
+    return None
+
+
+def not_allowed(code: str, message: str) -> IllegalAction:
+    """Shorthand used by engines' guards."""
+    return IllegalAction(code, message)

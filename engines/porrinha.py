@@ -1,0 +1,385 @@
+"""Porrinha: a game of hidden hands and public guesses, with no chance at all.
+
+Every active player closes a hand on 0..its chopsticks; then, in turn from the first guesser, each
+says a guess of the total, which nobody may repeat. Guessing right costs a chopstick (the aim is to
+lose them all) and makes you first guesser; the last player left holding chopsticks loses. It shows
+hidden information (hands stay secret until the round settles) and sequential public information
+(each guesser hears the guesses before its own).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+from matchlog.events import (
+    ActionsUndone,
+    AnswerRejected,
+    Event,
+    GuessMade,
+    GuessVoided,
+    HandChosen,
+    HandHidden,
+    HandReset,
+    IllegalAction,
+    MatchEnded,
+    MatchStarted,
+    Outcome,
+    PlayerRemoved,
+    UsageError,
+)
+
+from .contract import GameSpec, Rule, Turn, describe_lifecycle, ordinal, parse_options
+
+__all__ = [
+    "ENGINE",
+    "INVALID_GUESS",
+    "NOT_PLAYING",
+    "NO_HAND",
+    "PENDING_GUESS",
+    "Porrinha",
+    "PorrinhaOptions",
+    "PorrinhaRule",
+    "PorrinhaState",
+]
+
+# The guess markers of the original core's `core/util.h`, kept with their values.
+PENDING_GUESS = -1
+NOT_PLAYING = -2
+INVALID_GUESS = -3
+#: A hand in `last_hands` of a player that did not play that round (the core's -1).
+NO_HAND = -1
+
+
+class PorrinhaRule:
+    """Codes of the rules Porrinha's `parse` and `check` enforce."""
+
+    NOT_AN_INTEGER = "porrinha.not_an_integer"
+    HAND_OUT_OF_RANGE = "porrinha.hand_out_of_range"
+    GUESS_OUT_OF_RANGE = "porrinha.guess_out_of_range"
+    GUESS_TAKEN = "porrinha.guess_taken"
+
+
+class PorrinhaOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Chopsticks each player starts with, and what an invalid answer costs.
+
+    `lenient` (the seed's behaviour): an invalid hand counts as 0, an invalid guess as INVALID_GUESS.
+    `strict`: the player who gives an invalid answer is removed from the game.
+    """
+
+    chopsticks: int = 3
+    policy: Literal["lenient", "strict"] = "lenient"
+
+
+class PorrinhaState(msgspec.Struct, frozen=True, kw_only=True):
+    """The table between two events."""
+
+    options: PorrinhaOptions
+    names: tuple[str, ...]
+    chopsticks: tuple[int, ...]
+    hands: tuple[int | None, ...]  # this round; None until chosen (and for players not playing)
+    guesses: tuple[int, ...]  # this round: a guess, PENDING_GUESS, NOT_PLAYING or INVALID_GUESS
+    out: tuple[int, ...] = ()  # seats that emptied their hands, in that order
+    removed: tuple[int, ...] = ()  # seats the referee removed, in that order
+    round: int = 1
+    first_guesser: int = 0
+    last_hands: tuple[int, ...] = ()  # the last settled round; NO_HAND for a seat that did not play
+    last_guesses: tuple[int, ...] = ()
+    last_total: int = -1
+    last_winner: int = -1
+    ended: bool = False  # the referee recorded MatchEnded
+
+    @property
+    def players(self) -> int:
+        return len(self.names)
+
+    def active(self, seat: int) -> bool:
+        """Whether `seat` still plays (has chopsticks and was not removed)."""
+        return seat not in self.out and seat not in self.removed
+
+    @property
+    def active_seats(self) -> tuple[int, ...]:
+        return tuple(seat for seat in range(self.players) if self.active(seat))
+
+    @property
+    def chopstick_count(self) -> int:
+        """Chopsticks on the table: the sum over the players still playing."""
+        return sum(self.chopsticks[seat] for seat in self.active_seats)
+
+    @property
+    def over(self) -> bool:
+        return self.ended or len(self.active_seats) < 2
+
+    def order(self) -> tuple[int, ...]:
+        """Active seats in this round's order: circular from the first guesser."""
+        n = self.players
+        return tuple(s for s in ((self.first_guesser + i) % n for i in range(n)) if self.active(s))
+
+
+class Porrinha:
+    """The Porrinha engine (see the module docstring)."""
+
+    spec = GameSpec(
+        name="porrinha",
+        title="Porrinha",
+        min_players=2,
+        max_players=None,
+        chance=False,
+        hidden=True,
+        options=PorrinhaOptions,
+        state=PorrinhaState,
+    )
+
+    # -- building and folding ----------------------------------------------------------------
+
+    def start(self, started: MatchStarted) -> PorrinhaState:
+        options: PorrinhaOptions = parse_options(self.spec, started.options)
+        players = len(started.seats)
+        if players < 2:
+            raise UsageError("Porrinha needs at least two players", code="usage.players")
+        if options.chopsticks < 1:
+            raise UsageError("each player needs at least one chopstick", code="usage.options")
+        return PorrinhaState(
+            options=options,
+            names=tuple(seat.name for seat in started.seats),
+            chopsticks=(options.chopsticks,) * players,
+            hands=(None,) * players,
+            guesses=(PENDING_GUESS,) * players,
+        )
+
+    def apply(self, state: PorrinhaState, event: Event) -> PorrinhaState:
+        """Return the table after `event`. Assumes the referee already checked it."""
+        match event:
+            case HandChosen(seat=seat, hand=hand):
+                return msgspec.structs.replace(state, hands=_put(state.hands, seat, hand))
+            case HandReset(seat=seat):
+                return msgspec.structs.replace(state, hands=_put(state.hands, seat, 0))
+            case GuessMade(seat=seat, guess=guess):
+                return _settle_if_complete(msgspec.structs.replace(state, guesses=_put(state.guesses, seat, guess)))
+            case GuessVoided(seat=seat):
+                return _settle_if_complete(
+                    msgspec.structs.replace(state, guesses=_put(state.guesses, seat, INVALID_GUESS))
+                )
+            case PlayerRemoved(seat=seat):
+                # A player that already finished (out, removed, or the game decided) keeps its place.
+                if state.over or not state.active(seat):
+                    return state
+                removed = msgspec.structs.replace(
+                    state,
+                    removed=(*state.removed, seat),
+                    hands=_put(state.hands, seat, None),
+                    guesses=_put(state.guesses, seat, NOT_PLAYING),
+                )
+                return removed if removed.over else _settle_if_complete(removed)
+            case MatchEnded():
+                return msgspec.structs.replace(state, ended=True)
+            case AnswerRejected() | HandHidden():
+                return state  # the ruling that follows (or the hidden fact) is what changes the table
+            case MatchStarted() | ActionsUndone():
+                raise ValueError(f"{event.tag} is handled by replay, not by the engine")
+        raise ValueError(f"Porrinha cannot apply {event.tag}")
+
+    # -- reading a state ---------------------------------------------------------------------
+
+    def to_act(self, state: PorrinhaState) -> Turn | None:
+        if state.over:
+            return None
+        order = state.order()
+        for seat in order:
+            if state.hands[seat] is None:
+                return Turn(seat, "hand")
+        for seat in order:
+            if state.guesses[seat] == PENDING_GUESS:
+                return Turn(seat, "guess")
+        return None  # pragma: no cover - a complete round is settled by apply
+
+    def legal(self, state: PorrinhaState, seat: int) -> tuple[Event, ...]:
+        turn = self.to_act(state)
+        if turn is None or turn.seat != seat:
+            return ()
+        if turn.decision == "hand":
+            return tuple(HandChosen(seat=seat, hand=h) for h in range(state.chopsticks[seat] + 1))
+        taken = set(state.guesses)
+        return tuple(GuessMade(seat=seat, guess=g) for g in range(state.chopstick_count + 1) if g not in taken)
+
+    def parse(self, state: PorrinhaState, seat: int, answer: object) -> Event:
+        turn = self._turn_of(state, seat)
+        # Only a true int is a number of chopsticks (not a bool, a float or a numeric string).
+        if not isinstance(answer, int) or isinstance(answer, bool):
+            raise IllegalAction(
+                PorrinhaRule.NOT_AN_INTEGER,
+                f"{turn.decision} must be an integer, not {type(answer).__name__}",
+            )
+        if turn.decision == "hand":
+            return HandChosen(seat=seat, hand=answer)
+        return GuessMade(seat=seat, guess=answer)
+
+    def check(self, state: PorrinhaState, seat: int, action: Event) -> None:
+        turn = self._turn_of(state, seat)
+        match action:
+            case HandChosen(seat=acting, hand=hand) if turn.decision == "hand" and acting == seat:
+                # A hand holds between none and all of the player's own chopsticks.
+                if not 0 <= hand <= state.chopsticks[seat]:
+                    raise IllegalAction(
+                        PorrinhaRule.HAND_OUT_OF_RANGE,
+                        f"hand {hand} is not between 0 and the {state.chopsticks[seat]} chopsticks of seat {seat}",
+                    )
+            case GuessMade(seat=acting, guess=guess) if turn.decision == "guess" and acting == seat:
+                # A guess lies in [0, chopsticks on the table]: the seed's "smaller than" is a slip.
+                if not 0 <= guess <= state.chopstick_count:
+                    raise IllegalAction(
+                        PorrinhaRule.GUESS_OUT_OF_RANGE,
+                        f"guess {guess} is not between 0 and the {state.chopstick_count} chopsticks on the table",
+                    )
+                # Nobody may repeat a guess already made this round.
+                if guess in state.guesses:
+                    other = state.guesses.index(guess)
+                    raise IllegalAction(
+                        PorrinhaRule.GUESS_TAKEN, f"guess {guess} was already made this round by seat {other}"
+                    )
+            case _:
+                raise IllegalAction(Rule.WRONG_DECISION, f"seat {seat} must answer {turn.decision}, not {action.tag}")
+
+    def _turn_of(self, state: PorrinhaState, seat: int) -> Turn:
+        """The awaited decision, if it is `seat`'s."""
+        turn = self.to_act(state)
+        # Disallow answers once the game is over.
+        if turn is None:
+            raise IllegalAction(Rule.MATCH_OVER, "the match is over")
+        # Disallow answers out of turn.
+        if turn.seat != seat:
+            raise IllegalAction(Rule.NOT_YOUR_TURN, f"it is seat {turn.seat}'s turn to answer {turn.decision}")
+        return turn
+
+    def outcome(self, state: PorrinhaState) -> Outcome | None:
+        if not state.over:
+            return None
+        # The first to empty its hand ranks first; the last left holding chopsticks loses;
+        # removed players rank below everyone, the earliest removed last.
+        ranking = (*state.out, *(s for s in state.active_seats), *reversed(state.removed))
+        places = [0] * state.players
+        for place, seat in enumerate(ranking, start=1):
+            places[seat] = place
+        return Outcome(places=tuple(places), winners=ranking[:1], removed=state.removed)
+
+    def view(self, state: PorrinhaState, seat: int | None) -> PorrinhaState:
+        hands = tuple(hand if s == seat else None for s, hand in enumerate(state.hands))
+        return msgspec.structs.replace(state, hands=hands)
+
+    def redact(self, state: PorrinhaState, event: Event, seat: int | None) -> Event:
+        match event:
+            case HandChosen(seat=owner) | HandReset(seat=owner) if owner != seat:
+                return HandHidden(seat=owner)
+            case AnswerRejected(seat=owner, decision="hand") if owner != seat:
+                return HandHidden(seat=owner)
+        return event
+
+    # -- showing a state ---------------------------------------------------------------------
+
+    def render(self, state: PorrinhaState) -> str:
+        width = max(6, *(len(name) for name in state.names))
+        status = "over" if state.over else f"round {state.round}"
+        lines = [
+            f"Porrinha · {status} · {state.chopstick_count} chopsticks on the table · "
+            f"first guesser: {_name(state, state.first_guesser)}",
+            f"  {'seat':<4}  {'player':<{width}}  {'sticks':>6}  {'hand':>4}  {'guess':>5}",
+        ]
+        turn = self.to_act(state)
+        for seat, name in enumerate(state.names):
+            if seat in state.removed:
+                hand, guess = "", "removed"
+            elif seat in state.out:
+                hand, guess = "", f"out ({ordinal(state.out.index(seat) + 1)})"
+            elif state.over:
+                hand, guess = "", "last" if state.ended or len(state.active_seats) == 1 else ""
+            else:
+                hand = "?" if state.hands[seat] is None else str(state.hands[seat])
+                guess = _guess_text(state.guesses[seat])
+            marker = ">" if turn is not None and turn.seat == seat else " "
+            lines.append(f"{marker} {seat:<4}  {name:<{width}}  {state.chopsticks[seat]:>6}  {hand:>4}  {guess:>5}")
+        if state.last_hands:
+            hands = " + ".join(str(h) for h in state.last_hands if h != NO_HAND)
+            right = (
+                _name(state, state.last_winner) + " guessed right" if state.last_winner >= 0 else "nobody guessed right"
+            )
+            lines.append(f"  last round: {hands} = {state.last_total}; {right}")
+        if turn is not None:
+            lines.append(f"  waiting for {_name(state, turn.seat)} to choose a {turn.decision}")
+        return "\n".join(lines)
+
+    def describe(self, before: PorrinhaState, event: Event, after: PorrinhaState) -> str:
+        line = describe_lifecycle(before.names, event)
+        if line is None:
+            match event:
+                case HandChosen(seat=seat, hand=hand):
+                    line = f"{_name(before, seat)} closes a hand on {hand}"
+                case HandHidden(seat=seat):
+                    line = f"{_name(before, seat)} closes a hand"
+                case HandReset(seat=seat):
+                    line = f"{_name(before, seat)}'s invalid hand counts as 0"
+                case GuessMade(seat=seat, guess=guess):
+                    line = f"{_name(before, seat)} guesses {guess}"
+                case GuessVoided(seat=seat):
+                    line = f"{_name(before, seat)}'s guess is recorded as invalid"
+                case _:
+                    line = event.tag
+        if after.round > before.round:
+            hands = " + ".join(str(h) for h in after.last_hands if h != NO_HAND)
+            if after.last_winner >= 0:
+                winner = after.last_winner
+                left = after.chopsticks[winner]
+                result = f"{_name(after, winner)} guessed right, " + (
+                    f"{left} chopstick{'s' if left != 1 else ''} left" if left else "and leaves the game"
+                )
+            else:
+                result = "nobody guessed right"
+            line += f" | round {before.round}: {hands} = {after.last_total}; {result}"
+        return line
+
+
+def _put(values: tuple, index: int, value: object) -> tuple:
+    return (*values[:index], value, *values[index + 1 :])
+
+
+def _settle_if_complete(state: PorrinhaState) -> PorrinhaState:
+    """Settle the round once every active player has a hand and a guess."""
+    active = state.active_seats
+    if len(active) < 2 or any(state.hands[s] is None or state.guesses[s] == PENDING_GUESS for s in active):
+        return state
+    total = sum(state.hands[s] or 0 for s in active)
+    winner = next((s for s in active if state.guesses[s] == total), -1)
+    chopsticks, out = state.chopsticks, state.out
+    if winner >= 0:
+        chopsticks = _put(chopsticks, winner, chopsticks[winner] - 1)
+        if chopsticks[winner] == 0:
+            out = (*out, winner)
+    settled = msgspec.structs.replace(state, chopsticks=chopsticks, out=out)
+    # The right guesser starts the next round; if it left, or nobody was right, the next active player does.
+    if winner >= 0 and settled.active(winner):
+        first = winner
+    else:
+        after = winner if winner >= 0 else state.first_guesser
+        n = state.players
+        first = next(((after + i) % n for i in range(1, n + 1) if settled.active((after + i) % n)), after)
+    return msgspec.structs.replace(
+        settled,
+        round=state.round + 1,
+        first_guesser=first,
+        last_hands=tuple(NO_HAND if h is None else h for h in state.hands),
+        last_guesses=state.guesses,
+        last_total=total,
+        last_winner=winner,
+        hands=(None,) * state.players,
+        guesses=tuple(PENDING_GUESS if settled.active(s) else NOT_PLAYING for s in range(state.players)),
+    )
+
+
+def _name(state: PorrinhaState, seat: int) -> str:
+    return state.names[seat] if 0 <= seat < len(state.names) else f"seat {seat}"
+
+
+def _guess_text(guess: int) -> str:
+    return {PENDING_GUESS: "-", NOT_PLAYING: "", INVALID_GUESS: "invalid"}.get(guess, str(guess))
+
+
+ENGINE = Porrinha()
