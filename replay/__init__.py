@@ -1,0 +1,28 @@
+"""Everything read back from the log: fold, time travel, undo, fork, per-seat views and timelines."""
+
+from .branch import fork, undo, undoable
+from .fold import Step, Visitor, effective, engine_of, fold, timeline, undone_seqs
+from .stats import GameSummary, PlayerSummary, Summary, summary, wilson
+from .travel import SNAPSHOT_EVERY, MatchState, load, state_at
+
+__all__ = [
+    "SNAPSHOT_EVERY",
+    "GameSummary",
+    "MatchState",
+    "PlayerSummary",
+    "Step",
+    "Summary",
+    "Visitor",
+    "effective",
+    "engine_of",
+    "fold",
+    "fork",
+    "load",
+    "state_at",
+    "summary",
+    "timeline",
+    "undo",
+    "undoable",
+    "undone_seqs",
+    "wilson",
+]

@@ -1,0 +1,127 @@
+"""Folding a log back into states: the effective history, the fold with its hooks, and the timeline.
+
+The log keeps everything; an `ActionsUndone` event takes back the latest effective events, so the
+effective history is the log with the taken-back events (and the undo events themselves) skipped.
+The state at seq N is the fold of the effective history of the log's first N+1 events: later undos
+never change what the state was at N.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+import msgspec
+from matchlog.engines import Engine
+from matchlog.engines import get as get_engine
+from matchlog.events import ActionsUndone, DecodeError, Event, MatchStarted, Record
+
+__all__ = ["Step", "Visitor", "effective", "engine_of", "fold", "timeline", "undone_seqs"]
+
+
+class Visitor(Protocol):
+    """Hooks called by `fold`: python-chess's game visitor in matchlog's terms."""
+
+    def begin(self, state: Any) -> None: ...
+
+    def on_event(self, before: Any, record: Record, after: Any) -> None: ...
+
+    def end(self, state: Any) -> None: ...
+
+
+def engine_of(records: Sequence[Record]) -> Engine[Any]:
+    """The engine of the match whose log starts with `records[0]`.
+
+    Raises:
+        DecodeError: the log does not start with match.started.
+        UsageError: the game is not one this matchlog knows.
+    """
+    if not records or not isinstance(records[0].event, MatchStarted):
+        raise DecodeError("a match's log must start with match.started")
+    return get_engine(records[0].event.game)
+
+
+def undone_seqs(records: Sequence[Record]) -> set[int]:
+    """The seqs taken back by the undo events among `records`."""
+    taken: set[int] = set()
+    for record in records:
+        if isinstance(record.event, ActionsUndone):
+            taken.update(record.event.seqs)
+    return taken
+
+
+def effective(records: Sequence[Record]) -> list[Record]:
+    """The records that count: undo events and what they took back are skipped."""
+    taken = undone_seqs(records)
+    return [r for r in records if r.seq not in taken and not isinstance(r.event, ActionsUndone)]
+
+
+def fold(records: Sequence[Record], visitor: Visitor | None = None, *, engine: Engine[Any] | None = None) -> Any:
+    """The state after the effective history of `records` (which start at seq 0)."""
+    engine = engine or engine_of(records)
+    history = effective(records)
+    state = engine.start(history[0].event)  # type: ignore[arg-type]
+    if visitor is not None:
+        visitor.begin(state)
+    for record in history[1:]:
+        after = engine.apply(state, record.event)
+        if visitor is not None:
+            visitor.on_event(state, record, after)
+        state = after
+    if visitor is not None:
+        visitor.end(state)
+    return state
+
+
+class Step(msgspec.Struct, frozen=True, kw_only=True):
+    """One record of a timeline: the event as shown, the states around it, and what it did."""
+
+    record: Record
+    event: Event  # the event as the viewer may see it
+    before: Any
+    after: Any
+    text: str
+    undone_by: int | None = None  # the seq of the undo that later took this event back
+
+
+def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: bool = False) -> Iterator[Step]:
+    """Every record in log order with the (effective) state before and after it.
+
+    With `as_seat`, states are the seat's views and events are redacted for it (seat None: a
+    spectator), so the timeline holds nothing that seat could not have seen at that point.
+    """
+    engine = engine_of(records)
+    undone_at = {seq: r.seq for r in records if isinstance(r.event, ActionsUndone) for seq in r.event.seqs}
+    state = engine.start(records[0].event)  # type: ignore[arg-type]
+    stack: list[tuple[int, Any]] = [(0, state)]  # effective (seq, state after it)
+
+    def shown(s: Any) -> Any:
+        return engine.view(s, seat) if as_seat else s
+
+    yield Step(
+        record=records[0],
+        event=records[0].event,
+        before=shown(state),
+        after=shown(state),
+        text=engine.describe(state, records[0].event, state),
+    )
+    for record in records[1:]:
+        before = stack[-1][1]
+        event = record.event
+        if isinstance(event, ActionsUndone):
+            taken = set(event.seqs)
+            while len(stack) > 1 and stack[-1][0] in taken:
+                stack.pop()
+            after = stack[-1][1]
+        else:
+            after = engine.apply(before, event)
+            stack.append((record.seq, after))
+        visible = engine.redact(before, event, seat) if as_seat else event
+        yield Step(
+            record=record,
+            event=visible,
+            before=shown(before),
+            after=shown(after),
+            text=engine.describe(shown(before), visible, shown(after)),
+            undone_by=undone_at.get(record.seq),
+        )
