@@ -1,0 +1,31 @@
+"""Live matches: the generic referee loop, each game's player protocol, built-in players, series."""
+
+from .calls import PlayerCalls, Reply
+from .match import GameProtocol, MemoryRecorder, Recorder, Referee, StoreRecorder
+from .play import DEFAULT_TIMEOUT, PROTOCOLS, MatchResult, SeriesResult, play_match, play_series
+from .players import builtin_names, make_player, register_builtin, seats_from_specs
+from .porrinha import PorrinhaProtocol, RandomPlayer, ReasonerPlayer, Table
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "PROTOCOLS",
+    "GameProtocol",
+    "MatchResult",
+    "MemoryRecorder",
+    "PlayerCalls",
+    "PorrinhaProtocol",
+    "RandomPlayer",
+    "ReasonerPlayer",
+    "Recorder",
+    "Referee",
+    "Reply",
+    "SeriesResult",
+    "StoreRecorder",
+    "Table",
+    "builtin_names",
+    "make_player",
+    "play_match",
+    "play_series",
+    "register_builtin",
+    "seats_from_specs",
+]

@@ -1,0 +1,84 @@
+"""Calling into a player: whatever it does (returns, raises, hangs), the referee gets a Reply.
+
+With a timeout, each player's calls run on a daemon thread of its own; a call that overruns is
+abandoned (Python cannot kill a thread) and the player is never called again, so a hung player
+stalls the match for at most its timeout and never keeps the process from exiting.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+__all__ = ["PlayerCalls", "Reply"]
+
+#: How much of a player's exception text a record keeps.
+_DETAIL_LIMIT = 300
+
+
+class Reply(msgspec.Struct, frozen=True):
+    """What a call to a player produced: a value, or a failure code ("player.exception",
+    "player.timeout", "player.missing_method") with its detail."""
+
+    value: Any = None
+    failure: str | None = None
+    detail: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.failure is not None
+
+
+class PlayerCalls:
+    """Runs one player's method calls under a timeout (None: no limit, called inline)."""
+
+    def __init__(self, player: object, timeout: float | None) -> None:
+        self.player = player
+        self.timeout = timeout
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Reply], threading.Event]] | None = None
+        self._hung = False
+
+    def call(self, method: str, *args: Any, required: bool = True) -> Reply:
+        """Call `player.method(*args)`; a missing optional method answers None."""
+        function = getattr(self.player, method, None)
+        if not callable(function):
+            if required:
+                return Reply(failure="player.missing_method", detail=f"the player has no method {method}()")
+            return Reply()
+        if self.timeout is None:
+            return _run(function, args, method)
+        if self._hung:
+            return Reply(failure="player.timeout", detail=f"an earlier call is still running; {method}() not made")
+        if self._jobs is None:
+            self._jobs = queue.SimpleQueue()
+            threading.Thread(target=_serve, args=(self._jobs,), name=f"player-{method}", daemon=True).start()
+        box: list[Reply] = []
+        done = threading.Event()
+        self._jobs.put((lambda: _run(function, args, method), box, done))
+        if not done.wait(self.timeout):
+            self._hung = True
+            return Reply(failure="player.timeout", detail=f"{method}() gave no answer within {self.timeout:g} s")
+        return box[0]
+
+
+def _serve(jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Reply], threading.Event]]) -> None:
+    while True:
+        job, box, done = jobs.get()
+        box.append(job())
+        done.set()
+
+
+def _run(function: Callable[..., Any], args: tuple[Any, ...], method: str) -> Reply:
+    try:
+        return Reply(value=function(*args))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # a player's SystemExit must not end the referee either
+        text = f"{type(error).__name__}: {error}"
+        if len(text) > _DETAIL_LIMIT:
+            text = text[: _DETAIL_LIMIT - 1] + "…"
+        return Reply(failure="player.exception", detail=f"{method}() raised {text}")

@@ -1,0 +1,214 @@
+"""The generic match loop: ask whoever must act, judge the answer, record the events, repeat.
+
+The referee keeps the live state in memory and records every event as it goes (so a crash loses
+at most what was not yet committed). Each game supplies a `GameProtocol` that speaks its players'
+protocol (which method to call, with what view) and its policy for rejected answers.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, Protocol
+from uuid import UUID
+
+from matchlog.engines import Engine, Turn
+from matchlog.events import (
+    AnswerRejected,
+    Draft,
+    Event,
+    IllegalAction,
+    MatchEnded,
+    MatchStarted,
+    Outcome,
+    PlayerRemoved,
+    draft,
+    uuid7,
+)
+from matchlog.store import Appended, Store
+
+from .calls import Reply
+
+__all__ = ["GameProtocol", "MemoryRecorder", "Recorder", "Referee", "StoreRecorder"]
+
+#: A match that needs more decisions than this is ended as abandoned (players that never progress).
+MAX_DECISIONS = 200_000
+#: Answers are recorded by repr, cut to this length.
+_ANSWER_LIMIT = 200
+
+
+class Recorder(Protocol):
+    """Where a referee's events go."""
+
+    def record(self, drafts: list[Draft]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class MemoryRecorder:
+    """Keeps the drafts in a list (tests, and matches played without a log)."""
+
+    def __init__(self) -> None:
+        self.drafts: list[Draft] = []
+
+    def record(self, drafts: list[Draft]) -> None:
+        self.drafts.extend(drafts)
+
+    def close(self) -> None:
+        pass
+
+
+class StoreRecorder:
+    """Appends each step's events to the log without waiting for each commit; `close` waits for all."""
+
+    def __init__(self, store: Store, match_id: UUID) -> None:
+        self.store = store
+        self.match_id = match_id
+        self.next_seq = 0
+        self._pending: deque[Future[Appended]] = deque()
+
+    def record(self, drafts: list[Draft]) -> None:
+        self._settle(block=False)
+        self._pending.append(self.store.append_async(self.match_id, drafts, self.next_seq))
+        self.next_seq += len(drafts)
+
+    def close(self) -> None:
+        self._settle(block=True)
+
+    def _settle(self, *, block: bool) -> None:
+        """Collect finished appends, raising the first failure (so the match stops at once)."""
+        while self._pending and (block or self._pending[0].done()):
+            self._pending.popleft().result()
+
+
+class GameProtocol(Protocol):
+    """A game's side of the loop: its player protocol and its rulings."""
+
+    def begin(self, referee: Referee) -> None:
+        """Tell every player the game begins."""
+        ...
+
+    def ask(self, referee: Referee, turn: Turn) -> Reply:
+        """Ask the player at `turn.seat` for its decision."""
+        ...
+
+    def ruling(self, referee: Referee, turn: Turn, error: IllegalAction) -> list[Event]:
+        """The events that follow a rejected answer under this match's policy."""
+        ...
+
+    def after(self, referee: Referee, before: Any, after: Any) -> None:
+        """Tell players what one step changed (e.g. a round settled)."""
+        ...
+
+    def end(self, referee: Referee) -> None:
+        """Tell every player the game is over."""
+        ...
+
+
+class Referee:
+    """Runs one match: the live state, every event recorded, players asked through their protocol."""
+
+    def __init__(
+        self,
+        engine: Engine[Any],
+        started: MatchStarted,
+        recorder: Recorder | None = None,
+        *,
+        match_id: UUID | None = None,
+        on_event: Callable[[Event, Any], None] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.started = started
+        self.match_id = match_id or uuid7()
+        self.recorder = recorder if recorder is not None else MemoryRecorder()
+        self.on_event = on_event
+        self.state = engine.start(started)
+        self.removed: set[int] = set()
+        self.seq = -1
+        self._emit([started], apply=False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(seat.name for seat in self.started.seats)
+
+    def record(self, *events: Event) -> None:
+        """Apply `events` to the live state and record them, in one append."""
+        self._emit(list(events), apply=True)
+
+    def _emit(self, events: list[Event], *, apply: bool) -> None:
+        for event in events:
+            if apply:
+                self.state = self.engine.apply(self.state, event)
+            if isinstance(event, PlayerRemoved):
+                self.removed.add(event.seat)
+            self.seq += 1
+            if self.on_event is not None:
+                self.on_event(event, self.state)
+        self.recorder.record([draft(event) for event in events])
+
+    def remove(self, seat: int, code: str, reason: str) -> None:
+        """Take a player out of the match, recording why; it is never called again."""
+        if seat in self.removed:
+            return
+        self.record(PlayerRemoved(seat=seat, code=code, reason=reason))
+
+    def judge(self, seat: int, reply: Reply) -> Event:
+        """The event a successful reply proposes, if the rules allow it.
+
+        Raises:
+            IllegalAction: the answer is malformed or breaks a rule.
+        """
+        event = self.engine.parse(self.state, seat, reply.value)
+        self.engine.check(self.state, seat, event)
+        return event
+
+    def run(self, protocol: GameProtocol) -> Outcome:
+        """Play the match to its end and record the outcome."""
+        protocol.begin(self)
+        decisions = 0
+        while (turn := self.engine.to_act(self.state)) is not None:
+            decisions += 1
+            if decisions > MAX_DECISIONS:
+                return self.abandon(f"no result after {MAX_DECISIONS} decisions")
+            before = self.state
+            reply = protocol.ask(self, turn)
+            if reply.failed:
+                self.remove(turn.seat, reply.failure or "player.failed", reply.detail)
+            else:
+                try:
+                    event = self.judge(turn.seat, reply)
+                except IllegalAction as error:
+                    rejected = AnswerRejected(
+                        seat=turn.seat,
+                        decision=turn.decision,
+                        answer=_answer_text(reply.value),
+                        code=error.code,
+                        message=error.message,
+                    )
+                    self.record(rejected, *protocol.ruling(self, turn, error))
+                else:
+                    self.record(event)
+            protocol.after(self, before, self.state)
+        protocol.end(self)
+        outcome = self.engine.outcome(self.state)
+        assert outcome is not None, "an engine with nobody to act must have an outcome"
+        self.record(MatchEnded(outcome=outcome))
+        self.recorder.close()
+        return outcome
+
+    def abandon(self, reason: str) -> Outcome:
+        """End the match without a result (every seat shares the place), recording why."""
+        players = len(self.started.seats)
+        outcome = Outcome(places=(1,) * players, winners=(), result="abandoned", removed=tuple(sorted(self.removed)))
+        self.record(MatchEnded(outcome=outcome, reason=reason))
+        self.recorder.close()
+        return outcome
+
+
+def _answer_text(value: object) -> str:
+    try:
+        text = repr(value)
+    except Exception as error:  # a player's object whose repr itself raises
+        text = f"<unprintable {type(value).__name__}: {type(error).__name__}>"
+    return text if len(text) <= _ANSWER_LIMIT else text[: _ANSWER_LIMIT - 1] + "…"

@@ -1,0 +1,131 @@
+"""Playing matches and series: players built from specs, matches recorded, places counted.
+
+A series is the seed's "tournament": the same player objects play game after game (keeping what
+they learnt), each game its own match in the log, with a count of places per player.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+from uuid import UUID
+
+import msgspec
+from matchlog.engines import get as get_engine
+from matchlog.engines import parse_options
+from matchlog.events import Event, MatchStarted, Outcome, Seat, Series, UsageError, uuid7
+from matchlog.store import Store
+
+from .calls import PlayerCalls
+from .match import GameProtocol, MemoryRecorder, Recorder, Referee, StoreRecorder
+from .players import builtin_names, make_player, seats_from_specs
+from .porrinha import PorrinhaProtocol
+
+__all__ = ["DEFAULT_TIMEOUT", "PROTOCOLS", "MatchResult", "SeriesResult", "play_match", "play_series"]
+
+#: Seconds a player may take to answer one call, unless told otherwise.
+DEFAULT_TIMEOUT = 10.0
+
+PROTOCOLS: dict[str, Callable[[Sequence[PlayerCalls]], GameProtocol]] = {
+    "porrinha": PorrinhaProtocol,
+}
+
+
+class MatchResult(msgspec.Struct, frozen=True):
+    """One recorded match: its id, seats and outcome."""
+
+    match_id: UUID
+    seats: tuple[Seat, ...]
+    outcome: Outcome
+
+
+class SeriesResult(msgspec.Struct, frozen=True):
+    """A series: every match, and for each seat name how often it took each place."""
+
+    series_id: str
+    matches: tuple[MatchResult, ...]
+    places: dict[str, dict[int, int]]
+
+
+def play_match(
+    game: str,
+    seats: Sequence[Seat],
+    players: Sequence[object],
+    *,
+    options: dict[str, Any] | None = None,
+    store: Store | None = None,
+    recorder: Recorder | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    series: Series | None = None,
+    on_event: Callable[[Event, Any], None] | None = None,
+) -> MatchResult:
+    """Referee one match between `players` (seated as `seats`) and record it.
+
+    Built-in players are called directly; user players run under `timeout` seconds per call.
+
+    Raises:
+        UsageError: a bad game, option or table size.
+        StoreError: the log refused an append (the match stops there).
+    """
+    engine = get_engine(game)
+    spec = engine.spec
+    if len(seats) < spec.min_players or (spec.max_players is not None and len(seats) > spec.max_players):
+        most = f"at most {spec.max_players}" if spec.max_players is not None else "any number of"
+        raise UsageError(
+            f"{spec.title} takes at least {spec.min_players} and {most} players, not {len(seats)}",
+            code="usage.players",
+        )
+    full_options = msgspec.to_builtins(parse_options(spec, options))
+    started = MatchStarted(game=game, options=full_options, seats=tuple(seats), series=series)
+    match_id = uuid7()
+    if recorder is None:
+        recorder = StoreRecorder(store, match_id) if store is not None else MemoryRecorder()
+    trusted = builtin_names(game)
+    calls = [
+        PlayerCalls(player, None if seat.player in trusted else timeout)
+        for seat, player in zip(seats, players, strict=True)
+    ]
+    referee = Referee(engine, started, recorder, match_id=match_id, on_event=on_event)
+    outcome = referee.run(PROTOCOLS[game](calls))
+    return MatchResult(match_id, tuple(seats), outcome)
+
+
+def play_series(
+    game: str,
+    specs: Sequence[str],
+    *,
+    games: int = 1,
+    options: dict[str, Any] | None = None,
+    seed: int | None = None,
+    store: Store | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    on_match: Callable[[MatchResult], None] | None = None,
+) -> SeriesResult:
+    """Build the players once and play `games` matches with them, in the same seats.
+
+    Raises:
+        UsageError: a bad player spec, game, option or count.
+        StoreError: the log refused an append.
+    """
+    if games < 1:
+        raise UsageError(f"--games must be at least 1, not {games}", code="usage.games")
+    if game not in PROTOCOLS:
+        get_engine(game)  # the clearer error when the game does not exist at all
+        raise UsageError(f"matchlog cannot referee {game} yet", code="usage.game")
+    seats = seats_from_specs(game, specs)
+    base = random.Random(seed)
+    players = [make_player(game, seat.player, random.Random(base.randrange(2**63))) for seat in seats]
+    series_id = str(uuid7())
+    results = []
+    places: dict[str, dict[int, int]] = {seat.name: {} for seat in seats}
+    for number in range(1, games + 1):
+        series = Series(series_id, number, games) if games > 1 else None
+        result = play_match(game, seats, players, options=options, store=store, timeout=timeout, series=series)
+        results.append(result)
+        for seat, place in enumerate(result.outcome.places):
+            counts = places[seats[seat].name]
+            counts[place] = counts.get(place, 0) + 1
+        if on_match is not None:
+            on_match(result)
+    return SeriesResult(series_id, tuple(results), places)
