@@ -1,0 +1,669 @@
+"""The `matchlog` command: parses, calls the library, renders. It holds no rules.
+
+Every command takes `--db PATH` (default `matches.duckdb`, or `$MATCHLOG_DB`); every read command
+takes `--json`. Errors print one line, `error[code]: message`, and exit with status 2; `verify`
+exits with status 1 when it finds a problem.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import duckdb
+import matchlog.referee as referee_package
+import msgspec
+import typer
+from matchlog.engines import get as get_engine
+from matchlog.engines import names as game_names
+from matchlog.engines import ordinal
+from matchlog.events import MatchlogError, StoreError, UsageError, json_schema
+from matchlog.referee import DEFAULT_TIMEOUT, MatchResult, builtin_names, play_series
+from matchlog.replay import fork, state_at, summary, timeline, undo
+from matchlog.store import Store, connect_read_only
+from rich.table import Table
+
+from .output import (
+    console,
+    emit_json,
+    error_line,
+    finding_dict,
+    match_dict,
+    matches_table,
+    short,
+    when,
+)
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="matchlog",
+    help="Record, replay and audit matches of turn-based games, in an append-only, hash-chained log.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+play_app = typer.Typer(help="Referee matches between players and record them.", no_args_is_help=True)
+app.add_typer(play_app, name="play")
+
+Db = Annotated[
+    Path,
+    typer.Option("--db", envvar="MATCHLOG_DB", help="The log file.", show_default=True),
+]
+Json = Annotated[bool, typer.Option("--json", help="Print JSON for programs instead of text.")]
+DEFAULT_DB = Path("matches.duckdb")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reports_errors(command: F) -> F:
+    """Turn our errors into one line and exit status 2; anything else is a bug, said as such."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except MatchlogError as error:
+            error_line(error)
+            raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            error_line("interrupted; everything acknowledged before is in the log", "interrupted")
+            raise typer.Exit(130) from None
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as error:
+            if os.environ.get("MATCHLOG_DEBUG"):
+                raise
+            error_line(f"{type(error).__name__}: {error} (set MATCHLOG_DEBUG=1 for the traceback)", "internal")
+            raise typer.Exit(3) from None
+
+    return run  # type: ignore[return-value]
+
+
+def open_log(db: Path, *, write: bool = False) -> Store:
+    """The log at `db`: read-only unless the command writes; reading a missing file is an error."""
+    if not write and str(db) != ":memory:" and not db.exists():
+        raise StoreError(f"there is no log at {db} (play a match first, or give --db)", code="store.missing")
+    return Store(db, read_only=not write)
+
+
+# -- play --------------------------------------------------------------------------------------
+
+
+class Policy(StrEnum):
+    lenient = "lenient"
+    strict = "strict"
+
+
+@play_app.command("porrinha")
+@reports_errors
+def play_porrinha(
+    player: Annotated[
+        list[str],
+        typer.Option(
+            "--player",
+            "-p",
+            help="A player, once per seat in seat order: a built-in (random, reasoner), path/to/file.py:Class "
+            "or package.module:Class; prefix NAME= to name the seat.",
+        ),
+    ],
+    chopsticks: Annotated[int, typer.Option(min=1, help="Chopsticks each player starts with.")] = 3,
+    games: Annotated[int, typer.Option(min=1, help="Games in the series (same players, same seats).")] = 1,
+    seed: Annotated[int | None, typer.Option(help="Seed for the built-in players' random choices.")] = None,
+    policy: Annotated[
+        Policy,
+        typer.Option(
+            help="lenient: an invalid hand counts as 0, an invalid guess cannot win; "
+            "strict: an invalid answer removes the player."
+        ),
+    ] = Policy.lenient,
+    timeout: Annotated[
+        float, typer.Option(min=0.001, help="Seconds a user player may take per call.")
+    ] = DEFAULT_TIMEOUT,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the series summary.")] = False,
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Play Porrinha (a chopsticks guessing game) and record every match.
+
+    Example: matchlog play porrinha -p random -p reasoner -p alice=my_ai.py:Player --games 10
+    """
+    options = {"chopsticks": chopsticks, "policy": policy.value}
+    _play(
+        "porrinha",
+        player,
+        options=options,
+        games=games,
+        seed=seed,
+        timeout=timeout,
+        quiet=quiet,
+        db=db,
+        json=json,
+    )
+
+
+def _play(
+    game: str,
+    specs: list[str],
+    *,
+    options: dict[str, Any],
+    games: int,
+    seed: int | None,
+    timeout: float,
+    quiet: bool,
+    db: Path,
+    json: bool,
+) -> None:
+    played: list[MatchResult] = []
+
+    def report(result: MatchResult) -> None:
+        played.append(result)
+        if not (json or quiet):
+            placed = ", ".join(
+                f"{ordinal(result.outcome.places[s])} {result.seats[s].name}" for s in result.outcome.ranking
+            )
+            console.out(f"match {short(result.match_id)}  {placed}")
+
+    with open_log(db, write=True) as store:
+        try:
+            series = play_series(
+                game,
+                specs,
+                games=games,
+                options=options,
+                seed=seed,
+                store=store,
+                timeout=timeout,
+                on_match=report,
+            )
+        except KeyboardInterrupt:
+            unfinished = [m for m in store.matches(game=game, status="running", limit=1)]
+            left = f"; match {short(unfinished[0].match_id)} is left unfinished" if unfinished else ""
+            raise StoreError(f"interrupted after {len(played)} finished matches{left}", code="interrupted") from None
+        findings = store.verify() if len(series.matches) <= 1000 else []
+        if json:
+            emit_json(
+                {
+                    "series_id": series.series_id,
+                    "matches": [
+                        {
+                            "match_id": str(m.match_id),
+                            "places": list(m.outcome.places),
+                            "winners": list(m.outcome.winners),
+                            "result": m.outcome.result,
+                        }
+                        for m in series.matches
+                    ],
+                    "seats": [{"name": s.name, "player": s.player} for s in series.matches[0].seats],
+                    "places": {name: {str(k): v for k, v in sorted(c.items())} for name, c in series.places.items()},
+                    "db": str(db),
+                }
+            )
+            return
+        if games > 1:
+            console.print(_places_table(series.places, len(specs)))
+        console.out(
+            f"{len(series.matches)} match{'es' if len(series.matches) != 1 else ''} recorded in {db}"
+            + ("" if not findings else f"; verify found {len(findings)} problem(s)!")
+        )
+
+
+def _places_table(places: dict[str, dict[int, int]], seats: int) -> Table:
+    table = Table(show_edge=False, box=None, header_style="bold", pad_edge=False)
+    table.add_column("player")
+    for place in range(1, seats + 1):
+        table.add_column(ordinal(place), justify="right")
+    for name, counts in places.items():
+        table.add_row(name, *(str(counts.get(place, 0)) for place in range(1, seats + 1)))
+    return table
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+@app.command("list")
+@reports_errors
+def list_matches(
+    game: Annotated[str | None, typer.Option(help="Only this game.")] = None,
+    status: Annotated[str | None, typer.Option(help="Only running, finished or abandoned matches.")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many, newest first.")] = 50,
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """List the matches in the log, newest first."""
+    with open_log(db) as store:
+        found = store.matches(game=game, status=status, limit=limit)
+    if json:
+        emit_json([match_dict(info) for info in found])
+    elif not found:
+        console.out("no matches")
+    else:
+        console.print(matches_table(found))
+
+
+Match = Annotated[str, typer.Argument(help="A match id, or a unique start of one.")]
+AsSeat = Annotated[
+    int | None,
+    typer.Option("--as-seat", help="Show only what this seat could see (-1: a spectator).", min=-1),
+]
+
+
+@app.command("show")
+@reports_errors
+def show(
+    match: Match,
+    at: Annotated[int | None, typer.Option("--at", help="The state after this seq (default: the last).")] = None,
+    as_seat: AsSeat = None,
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Show a match's state at a seq, as the referee saw it or as one seat did."""
+    with open_log(db) as store:
+        info = store.match(match)
+        current = state_at(store, info.match_id, at)
+    engine, state = current.engine, current.state
+    seat = _seat(as_seat, info.players)
+    if as_seat is not None:
+        state = engine.view(state, seat)
+    if json:
+        turn = engine.to_act(current.state)
+        outcome = engine.outcome(current.state)
+        emit_json(
+            {
+                "match": match_dict(info),
+                "seq": current.seq,
+                "as_seat": as_seat,
+                "state": msgspec.to_builtins(state),
+                "to_act": msgspec.to_builtins(turn) if turn else None,
+                "outcome": msgspec.to_builtins(outcome) if outcome else None,
+            }
+        )
+        return
+    viewer = "" if as_seat is None else f" as {'a spectator' if seat is None else info.players[seat]}"
+    console.out(f"match {info.match_id} · {info.game} · seq {current.seq} of {info.last_seq}{viewer}")
+    console.out(engine.render(state))
+
+
+@app.command("replay")
+@reports_errors
+def replay(
+    match: Match,
+    start: Annotated[int, typer.Option("--from", help="First seq to print.", min=0)] = 0,
+    stop: Annotated[int | None, typer.Option("--to", help="Last seq to print.", min=0)] = None,
+    as_seat: AsSeat = None,
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Replay a match step by step: one event a line, with what it changed."""
+    with open_log(db) as store:
+        info = store.match(match)
+        records = store.read(info.match_id, stop=stop)
+    seat = _seat(as_seat, info.players)
+    steps = [s for s in timeline(records, seat, as_seat=as_seat is not None) if s.record.seq >= start]
+    if json:
+        emit_json(
+            [
+                {
+                    "seq": s.record.seq,
+                    "at": when(s.record.at_us),
+                    "actor": s.record.actor,
+                    "type": s.event.tag,
+                    "event": msgspec.to_builtins(s.event),
+                    "text": s.text,
+                    "undone_by": s.undone_by,
+                }
+                for s in steps
+            ]
+        )
+        return
+    for step in steps:
+        actor = "referee" if step.record.actor is None else info.players[step.record.actor]
+        undone = f"  (taken back at seq {step.undone_by})" if step.undone_by is not None else ""
+        console.out(f"{step.record.seq:>5}  {when(step.record.at_us)}  {actor:<12}  {step.text}{undone}")
+
+
+def _seat(as_seat: int | None, players: tuple[str, ...]) -> int | None:
+    if as_seat is None or as_seat == -1:
+        return None
+    if as_seat >= len(players):
+        raise UsageError(f"--as-seat {as_seat}: the match has seats 0 to {len(players) - 1}", code="usage.seat")
+    return as_seat
+
+
+@app.command("verify")
+@reports_errors
+def verify(
+    match: Annotated[str | None, typer.Argument(help="One match (default: every match in the log).")] = None,
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Check the hash chain of every event, and each match's head in the catalogue."""
+    with open_log(db) as store:
+        findings = store.verify(match)
+        count = store.count() if match is None else store.match(match).last_seq + 1
+        matches = len(store.matches(limit=None)) if match is None else 1
+    if json:
+        emit_json(
+            {
+                "ok": not findings,
+                "matches": matches,
+                "events": count,
+                "findings": [finding_dict(f) for f in findings],
+            }
+        )
+    elif findings:
+        for finding in findings:
+            where = f" seq {finding.seq}" if finding.seq is not None else ""
+            console.out(f"FAIL match {finding.match_id}{where} [{finding.code}] {finding.message}")
+    else:
+        console.out(f"ok: {matches} match{'es' if matches != 1 else ''}, {count} events, every hash chain verifies")
+    if findings:
+        raise typer.Exit(1)
+
+
+@app.command("stats")
+@reports_errors
+def stats(
+    game: Annotated[str | None, typer.Argument(help="Only this game.")] = None,
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Matches, events, rejections and removals per game; wins (95% interval) and places per player."""
+    if game is not None:
+        get_engine(game)
+    with open_log(db) as store:
+        result = summary(store, game)
+    if json:
+        emit_json(result)
+        return
+    games = Table(title="games", show_edge=False, box=None, header_style="bold", title_justify="left")
+    for column in (
+        "game",
+        "matches",
+        "finished",
+        "running",
+        "abandoned",
+        "events",
+        "events/match",
+        "rejected",
+        "removed",
+    ):
+        games.add_column(column, justify="left" if column == "game" else "right")
+    for g in result.games:
+        games.add_row(
+            g.game,
+            str(g.matches),
+            str(g.finished),
+            str(g.running),
+            str(g.abandoned),
+            str(g.events),
+            f"{g.mean_events:.1f}",
+            str(g.rejected),
+            str(g.removed),
+        )
+    players = Table(
+        title="players (finished matches)",
+        show_edge=False,
+        box=None,
+        header_style="bold",
+        title_justify="left",
+    )
+    for column in (
+        "game",
+        "player",
+        "strategy",
+        "matches",
+        "wins",
+        "win rate (95% CI)",
+        "mean place",
+        "removed",
+    ):
+        players.add_column(
+            column, justify="right" if column in ("matches", "wins", "mean place", "removed") else "left"
+        )
+    for p in result.players:
+        players.add_row(
+            p.game,
+            p.name,
+            p.player,
+            str(p.matches),
+            str(p.wins),
+            f"{p.win_rate:.0%} ({p.win_low:.0%}-{p.win_high:.0%})",
+            f"{p.mean_place:.2f}",
+            str(p.removed),
+        )
+    console.print(games)
+    console.out("")
+    console.print(players)
+
+
+@app.command("sql")
+@reports_errors
+def sql(
+    query: Annotated[str, typer.Argument(help="A SELECT over the tables events, matches, seats.")],
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+    csv: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
+) -> None:
+    """Run read-only SQL on the log: it can neither change the log nor read or write other files."""
+    con = connect_read_only(db)
+    try:
+        relation = con.execute(query)
+        columns = [d[0] for d in relation.description or []]
+        rows = relation.fetchall()
+    except duckdb.Error as error:
+        raise MatchlogError(str(error).strip().splitlines()[0], code="sql.error") from None
+    finally:
+        con.close()
+    if json:
+        emit_json([dict(zip(columns, row, strict=True)) for row in rows])
+    elif csv:
+        import csv as csv_module
+
+        writer = csv_module.writer(sys.stdout)
+        writer.writerow(columns)
+        writer.writerows([[_plain(v) for v in row] for row in rows])
+    else:
+        table = Table(show_edge=False, box=None, header_style="bold")
+        for column in columns:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*(_plain(v) for v in row))
+        console.print(table)
+
+
+def _plain(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).hex()
+    return str(value)
+
+
+@app.command("schema")
+@reports_errors
+def schema(
+    tag: Annotated[str | None, typer.Argument(help="One event type, e.g. porrinha.guess_made.")] = None,
+) -> None:
+    """Print the JSON Schema of every event (or of one)."""
+    document = json_schema()
+    if tag is not None:
+        definitions = document["$defs"]
+        found = [
+            name for name, d in definitions.items() if d.get("properties", {}).get("type", {}).get("enum") == [tag]
+        ]
+        if not found:
+            raise UsageError(f"no event type {tag!r}; `matchlog schema` lists them all", code="usage.tag")
+        document = {"$ref": f"#/$defs/{found[0]}", "$defs": definitions}
+    emit_json(document)
+
+
+@app.command("games")
+@reports_errors
+def games(json: Json = False) -> None:
+    """List the games, their built-in players and their options."""
+    listing = []
+    for name in game_names():
+        spec = get_engine(name).spec
+        listing.append(
+            {
+                "game": name,
+                "title": spec.title,
+                "players": [spec.min_players, spec.max_players],
+                "chance": spec.chance,
+                "hidden_information": spec.hidden,
+                "options": msgspec.to_builtins(spec.options()),
+                "builtin_players": builtin_names(name),
+            }
+        )
+    if json:
+        emit_json(listing)
+        return
+    for entry in listing:
+        most = entry["players"][1] or "any number of"
+        console.out(f"{entry['game']}: {entry['title']}, {entry['players'][0]} to {most} players")
+        console.out("  options: " + ", ".join(f"{k}={v}" for k, v in entry["options"].items()))
+        for name, summary_text in entry["builtin_players"].items():
+            console.out(f"  player {name}: {summary_text}")
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+@app.command("undo")
+@reports_errors
+def undo_command(
+    match: Match,
+    reason: Annotated[str, typer.Option(help="Why, for the record.")] = "",
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Take back a match's latest effective action (as an arbiter). The log keeps everything."""
+    with open_log(db, write=True) as store:
+        appended = undo(store, match, reason=reason)
+        records = store.read(appended.match_id, start=appended.first_seq, stop=appended.first_seq)
+    seqs = list(records[0].event.seqs)  # type: ignore[attr-defined]
+    if json:
+        emit_json({"match_id": str(appended.match_id), "seq": appended.first_seq, "undone": seqs})
+    else:
+        console.out(f"seq {appended.first_seq}: took back seq {', '.join(map(str, seqs))}")
+
+
+@app.command("fork")
+@reports_errors
+def fork_command(
+    match: Match,
+    at: Annotated[int, typer.Option("--at", help="The last seq to copy.", min=0)],
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Copy a match up to a seq into a new match (for what-if play); the new one records its origin."""
+    with open_log(db, write=True) as store:
+        source = store.resolve(match)
+        new_id = fork(store, source, at)
+    if json:
+        emit_json({"match_id": str(new_id), "origin": {"match_id": str(source), "seq": at}})
+    else:
+        console.out(f"match {new_id} is a fork of {source} at seq {at}")
+
+
+class Format(StrEnum):
+    jsonl = "jsonl"
+    parquet = "parquet"
+
+
+@app.command("export")
+@reports_errors
+def export(
+    match: Annotated[str | None, typer.Argument(help="The match to export.")] = None,
+    all_matches: Annotated[bool, typer.Option("--all", help="Export every match.")] = False,
+    format: Annotated[Format, typer.Option("--format", help="jsonl (re-importable) or parquet.")] = Format.jsonl,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="File to write (jsonl: default stdout).")
+    ] = None,
+    db: Db = DEFAULT_DB,
+) -> None:
+    """Export matches: JSON Lines with the hash chain (for `import`), or Parquet for other tools."""
+    if (match is None) == (not all_matches):
+        raise UsageError("give one MATCH or --all", code="usage.export")
+    with open_log(db) as store:
+        ids = None if all_matches else [store.resolve(match)]  # type: ignore[arg-type]
+        if format is Format.parquet:
+            if output is None:
+                raise UsageError("parquet needs --output FILE", code="usage.export")
+            count = store.export_parquet(output, ids)
+        elif output is None:
+            count = store.export_jsonl(sys.stdout.buffer, ids)
+            sys.stdout.buffer.flush()
+        else:
+            partial = output.with_name(output.name + ".partial")
+            with partial.open("wb") as out:
+                count = store.export_jsonl(out, ids)
+            partial.replace(output)
+    if output is not None:
+        console.out(f"{count} events written to {output}")
+
+
+@app.command("import")
+@reports_errors
+def import_command(
+    file: Annotated[Path, typer.Argument(help="A JSON Lines export.")],
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Import a JSON Lines export: every chain is checked; all of it lands, or none of it."""
+    if not file.is_file():
+        raise UsageError(f"{file} is not a file", code="usage.file")
+    with open_log(db, write=True) as store, file.open("rb") as lines:
+        appended = store.import_jsonl(lines)
+    written = sum(a.written for a in appended)
+    if json:
+        emit_json({"matches": len(appended), "events": written, "match_ids": [str(a.match_id) for a in appended]})
+    else:
+        console.out(f"imported {written} events of {len(appended)} match{'es' if len(appended) != 1 else ''}")
+
+
+# -- the main job ------------------------------------------------------------------------------
+
+
+@app.command("demo")
+@reports_errors
+def demo(
+    games: Annotated[int, typer.Option(min=1, help="Porrinha matches to play.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed for the players.")] = 2026,
+    db: Db = DEFAULT_DB,
+) -> None:
+    """Play a few Porrinha matches into the log, then show statistics, a replay excerpt and a verify verdict."""
+    example = Path(referee_package.__file__).resolve().parent / "example_player.py"
+    specs = ["random", "reasoner", "cautious=" + f"{example}:CautiousPlayer", "random", "reasoner"]
+    console.rule("[bold]play[/]: 5 players, one of them a user class from a file")
+    _play(
+        "porrinha",
+        specs,
+        options={"chopsticks": 3, "policy": "lenient"},
+        games=games,
+        seed=seed,
+        timeout=DEFAULT_TIMEOUT,
+        quiet=False,
+        db=db,
+        json=False,
+    )
+    console.rule("[bold]stats[/]")
+    stats(game="porrinha", db=db, json=False)
+    with open_log(db) as store:
+        last = store.matches(game="porrinha", status="finished", limit=1)[0]
+    console.rule(f"[bold]replay[/] of match {short(last.match_id)} (first 16 events)")
+    replay(str(last.match_id), start=0, stop=15, as_seat=None, db=db, json=False)
+    console.rule("[bold]verify[/]")
+    verify(None, db=db, json=False)
+
+
+def main() -> None:
+    """The console entry point."""
+    app()
