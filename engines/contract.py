@@ -25,7 +25,7 @@ from matchlog.events import (
     UsageError,
 )
 
-__all__ = ["Engine", "GameSpec", "Rule", "Turn", "describe_lifecycle", "ordinal", "parse_options"]
+__all__ = ["Engine", "GameSpec", "Rule", "Turn", "describe_lifecycle", "ordinal", "parse_options", "shown"]
 
 State = TypeVar("State")
 
@@ -125,6 +125,17 @@ def parse_options(spec: GameSpec, given: dict[str, Any] | None) -> Any:
         return msgspec.convert(given or {}, spec.options)
     except msgspec.ValidationError as error:
         raise UsageError(f"{spec.name} options: {error}", code="usage.options") from None
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """A short text for any answer, even one too big to print (a 5,000-digit int, a huge string)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**18:
+        return f"{'-' if value < 0 else ''}a {len(str(abs(value))) if abs(value) < 10**4000 else 'huge'}-digit number"
+    try:
+        text = repr(value)
+    except Exception:
+        return f"an unprintable {type(value).__name__}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def ordinal(place: int) -> str:

@@ -29,7 +29,7 @@ from matchlog.events import (
     UsageError,
 )
 
-from .contract import GameSpec, Rule, Turn, describe_lifecycle, ordinal, parse_options
+from .contract import GameSpec, Rule, Turn, describe_lifecycle, ordinal, parse_options, shown
 
 __all__ = [
     "ENGINE",
@@ -222,14 +222,16 @@ class Porrinha:
                 if not 0 <= hand <= state.chopsticks[seat]:
                     raise IllegalAction(
                         PorrinhaRule.HAND_OUT_OF_RANGE,
-                        f"hand {hand} is not between 0 and the {state.chopsticks[seat]} chopsticks of seat {seat}",
+                        f"hand {shown(hand)} is not between 0 and the {state.chopsticks[seat]} chopsticks"
+                        f" of seat {seat}",
                     )
             case GuessMade(seat=acting, guess=guess) if turn.decision == "guess" and acting == seat:
                 # A guess lies in [0, chopsticks on the table]: the seed's "smaller than" is a slip.
                 if not 0 <= guess <= state.chopstick_count:
                     raise IllegalAction(
                         PorrinhaRule.GUESS_OUT_OF_RANGE,
-                        f"guess {guess} is not between 0 and the {state.chopstick_count} chopsticks on the table",
+                        f"guess {shown(guess)} is not between 0 and the {state.chopstick_count} chopsticks"
+                        " on the table",
                     )
                 # Nobody may repeat a guess already made this round.
                 if guess in state.guesses:

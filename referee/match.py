@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from matchlog.engines import Engine, Turn
+from matchlog.engines.contract import shown
 from matchlog.events import (
     AnswerRejected,
     Draft,
@@ -182,7 +183,7 @@ class Referee:
                     rejected = AnswerRejected(
                         seat=turn.seat,
                         decision=turn.decision,
-                        answer=_answer_text(reply.value),
+                        answer=shown(reply.value, _ANSWER_LIMIT),
                         code=error.code,
                         message=error.message,
                     )
@@ -204,11 +205,3 @@ class Referee:
         self.record(MatchEnded(outcome=outcome, reason=reason))
         self.recorder.close()
         return outcome
-
-
-def _answer_text(value: object) -> str:
-    try:
-        text = repr(value)
-    except Exception as error:  # a player's object whose repr itself raises
-        text = f"<unprintable {type(value).__name__}: {type(error).__name__}>"
-    return text if len(text) <= _ANSWER_LIMIT else text[: _ANSWER_LIMIT - 1] + "…"

@@ -143,7 +143,7 @@ class Store:
 
     def _check_is_log(self) -> None:
         try:
-            self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
         except duckdb.Error:
             self._db.close()
             raise StoreError(f"{self.path} is not a matchlog log", code="store.unreadable") from None
@@ -287,15 +287,19 @@ class Store:
     def records(self, match_ids: Sequence[UUID] | None = None, *, batch_rows: int = 100_000) -> Iterator[Record]:
         """Every event of the given matches (default: all), ordered by match and seq, read through Arrow."""
         where, params = _match_filter(match_ids)
-        relation = self._read().sql(
-            f"SELECT match_id, {_RECORD_COLUMNS} FROM events {where} ORDER BY match_id, seq", params=params
-        )
-        reader = relation.to_arrow_reader(batch_rows)
-        for batch in reader:
-            columns = batch.to_pydict()
-            names = list(columns)
-            for row in zip(*(columns[name] for name in names), strict=True):
-                yield _record(UUID(bytes=row[0]) if isinstance(row[0], bytes) else UUID(str(row[0])), row[1:])
+        query = f"SELECT match_id::VARCHAR, {_RECORD_COLUMNS} FROM events {where} ORDER BY match_id, seq"
+        for columns in self._stream(query, params, batch_rows):
+            for row in zip(*columns.values(), strict=True):
+                yield _record(UUID(row[0]), row[1:])
+
+    def _stream(self, query: str, params: list[Any], batch_rows: int) -> Iterator[dict[str, list[Any]]]:
+        """Batches of a query's columns, on a cursor of their own (a streaming result holds its cursor)."""
+        cursor = self._db.cursor()
+        try:
+            for batch in cursor.sql(query, params=params).to_arrow_reader(batch_rows):
+                yield batch.to_pydict()
+        finally:
+            cursor.close()
 
     def events_arrow(self, match_ids: Sequence[UUID] | None = None, columns: str = "*"):
         """The events table (or some of its columns) as an Arrow table, for bulk work."""
@@ -308,8 +312,7 @@ class Store:
 
     def count(self) -> int:
         """How many events the log holds."""
-        row = self._read().execute("SELECT count(*) FROM events").fetchone()
-        return int(row[0]) if row else 0
+        return int(self._read().execute("SELECT count(*) FROM events").fetchall()[0][0])
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run a read query on this process's own connection (for the library's statistics)."""
@@ -416,16 +419,16 @@ class Store:
 
     def snapshot(self, match_id: UUID, upto: int, engine: str) -> tuple[int, bytes] | None:
         """The latest cached state of `match_id` at a seq <= `upto`, for the engine key given."""
-        row = (
+        rows = (
             self._read()
             .execute(
                 "SELECT seq, state FROM snapshots WHERE match_id = ? AND seq <= ? AND engine = ?"
                 " ORDER BY seq DESC LIMIT 1",
                 [match_id, upto, engine],
             )
-            .fetchone()
+            .fetchall()
         )
-        return (row[0], bytes(row[1])) if row else None
+        return (rows[0][0], bytes(rows[0][1])) if rows else None
 
     def put_snapshot(self, match_id: UUID, seq: int, engine: str, state: bytes) -> None:
         """Cache a folded state (a read-only log silently keeps no cache)."""
@@ -439,13 +442,7 @@ class Store:
 
     def drop_snapshots(self) -> int:
         """Empty the snapshot cache; returns how many states it held."""
-        return (
-            self._write()
-            .submit_call(
-                lambda con: con.execute("DELETE FROM snapshots").fetchone()[0]  # type: ignore[index]
-            )
-            .result()
-        )
+        return self._write().submit_call(lambda con: con.execute("DELETE FROM snapshots").fetchall()[0][0]).result()
 
     # -- export / import ---------------------------------------------------------------------
 
@@ -453,14 +450,10 @@ class Store:
         """Write events as JSON Lines (one envelope a line, hash chain kept); returns the count."""
         count = 0
         where, params = _match_filter(match_ids)
-        relation = self._read().sql(
-            f"""SELECT match_id::VARCHAR, seq, event_id::VARCHAR, epoch_us(recorded_at), actor, game, type,
-                       version, seat, lower(hex(hash)), payload
-                FROM events {where} ORDER BY match_id, seq""",
-            params=params,
-        )
-        for batch in relation.to_arrow_reader(50_000):
-            columns = batch.to_pydict()
+        query = f"""SELECT match_id::VARCHAR, seq, event_id::VARCHAR, epoch_us(recorded_at), actor, game, type,
+                           version, seat, lower(hex(hash)), payload
+                    FROM events {where} ORDER BY match_id, seq"""
+        for columns in self._stream(query, params, 50_000):
             for mid, seq, eid, at_us, actor, game, type_, version, seat, digest, payload in zip(
                 *columns.values(), strict=True
             ):
@@ -491,8 +484,7 @@ class Store:
                       FROM events {where} ORDER BY match_id, seq) TO '{target}' (FORMAT parquet)""",
             params,
         )
-        row = self._read().execute(f"SELECT count(*) FROM events {where}", params).fetchone()
-        return int(row[0]) if row else 0
+        return int(self._read().execute(f"SELECT count(*) FROM events {where}", params).fetchall()[0][0])
 
     def import_jsonl(self, lines: Iterable[bytes]) -> list[Appended]:
         """Import a JSON Lines export: every chain is checked, and either all of it lands or none.

@@ -41,6 +41,8 @@ __all__ = ["GROUP_EVENTS", "Item", "Request", "Writer", "item"]
 
 #: The most events one live group commit holds.
 GROUP_EVENTS = 2_000
+#: The largest seat number the log's SMALLINT columns hold.
+_MAX_SEAT = 32_767
 #: How many matches' heads (and event ids, for idempotency) the writer keeps in memory.
 OPEN_MATCHES = 4_096
 
@@ -332,6 +334,9 @@ class Writer:
             seat = getattr(event, "seat", None)
             seat = seat if isinstance(seat, int) else None
             actor = event.actor
+            for what, value in (("seat", seat), ("actor", actor)):
+                if value is not None and not 0 <= value <= _MAX_SEAT:
+                    raise StoreError(f"{event.tag}: {what} {value} is not a seat number", code="store.bad_event")
             digest = chain_hash(
                 prev,
                 match_id,
@@ -397,8 +402,8 @@ class Writer:
             ids = dict(self._con.execute("SELECT event_id, seq FROM events WHERE match_id = ?", [match_id]).fetchall())
             opened = _Open(found[0], ids)
         else:
-            stray = self._con.execute("SELECT count(*) FROM events WHERE match_id = ?", [match_id]).fetchone()
-            if stray and stray[0]:
+            stray = self._con.execute("SELECT count(*) FROM events WHERE match_id = ?", [match_id]).fetchall()
+            if stray[0][0]:
                 raise StoreError(
                     f"match {match_id} has events but no catalogue row; run `matchlog verify`",
                     code="store.corrupt",
