@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import duckdb
-import matchlog.referee as referee_package
 import msgspec
 import typer
+from rich.table import Table
+
+import matchlog.referee as referee_package
 from matchlog.engines import get as get_engine
 from matchlog.engines import names as game_names
 from matchlog.engines import ordinal
@@ -26,13 +28,13 @@ from matchlog.events import MatchlogError, StoreError, UsageError, json_schema
 from matchlog.referee import DEFAULT_TIMEOUT, MatchResult, builtin_names, play_series
 from matchlog.replay import fork, state_at, summary, timeline, undo
 from matchlog.store import Store, connect_read_only
-from rich.table import Table
 
 from .output import (
     console,
     emit_json,
     error_line,
     finding_dict,
+    fit_to_output,
     match_dict,
     matches_table,
     short,
@@ -67,6 +69,7 @@ def reports_errors(command: F) -> F:
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
+        fit_to_output()
         try:
             return command(*args, **kwargs)
         except MatchlogError as error:

@@ -7,11 +7,12 @@ from typing import Any
 from uuid import UUID
 
 import msgspec
+from rich.console import Console
+from rich.table import Table
+
 from matchlog.engines import ordinal
 from matchlog.events import MatchlogError, us_to_datetime
 from matchlog.store import Finding, MatchInfo
-from rich.console import Console
-from rich.table import Table
 
 __all__ = [
     "console",
@@ -24,8 +25,16 @@ __all__ = [
     "when",
 ]
 
+#: Output to a pipe or file is not folded at 80 columns: programs and people grep it.
+_PIPE_WIDTH = 200
+
 console = Console(highlight=False, soft_wrap=True)
 errors = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def fit_to_output() -> None:
+    """Use the terminal's width on a terminal, and a wide page anywhere else."""
+    console.width = console.size.width if console.is_terminal else _PIPE_WIDTH
 
 
 def _hook(value: Any) -> Any:
@@ -103,7 +112,7 @@ def result_text(info: MatchInfo) -> str:
 def matches_table(matches: list[MatchInfo]) -> Table:
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     for column in ("match", "game", "status", "started", "events", "players", "result"):
-        table.add_column(column, justify="right" if column == "events" else "left", overflow="fold")
+        table.add_column(column, justify="right" if column == "events" else "left", no_wrap=column == "match")
     for info in matches:
         origin = f" (fork of {short(info.origin_match)}@{info.origin_seq})" if info.origin_match else ""
         table.add_row(

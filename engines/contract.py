@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Protocol, TypeVar
 
 import msgspec
+
 from matchlog.events import (
     ActionsUndone,
     AnswerRejected,

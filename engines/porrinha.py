@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
+
 from matchlog.events import (
     ActionsUndone,
     AnswerRejected,
@@ -282,7 +283,7 @@ class Porrinha:
         width = max(6, *(len(name) for name in state.names))
         status = "over" if state.over else f"round {state.round}"
         lines = [
-            f"Porrinha · {status} · {state.chopstick_count} chopsticks on the table · "
+            f"Porrinha · {status} · {_count(state.chopstick_count, 'chopstick')} on the table · "
             f"first guesser: {_name(state, state.first_guesser)}",
             f"  {'seat':<4}  {'player':<{width}}  {'sticks':>6}  {'hand':>4}  {'guess':>5}",
         ]
@@ -331,7 +332,7 @@ class Porrinha:
                 winner = after.last_winner
                 left = after.chopsticks[winner]
                 result = f"{_name(after, winner)} guessed right, " + (
-                    f"{left} chopstick{'s' if left != 1 else ''} left" if left else "and leaves the game"
+                    f"{_count(left, 'chopstick')} left" if left else "and leaves the game"
                 )
             else:
                 result = "nobody guessed right"
@@ -378,6 +379,10 @@ def _settle_if_complete(state: PorrinhaState) -> PorrinhaState:
 
 def _name(state: PorrinhaState, seat: int) -> str:
     return state.names[seat] if 0 <= seat < len(state.names) else f"seat {seat}"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _guess_text(guess: int) -> str:

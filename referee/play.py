@@ -12,6 +12,7 @@ from typing import Any
 from uuid import UUID
 
 import msgspec
+
 from matchlog.engines import get as get_engine
 from matchlog.engines import parse_options
 from matchlog.events import Event, MatchStarted, Outcome, Seat, Series, UsageError, uuid7

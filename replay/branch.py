@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from uuid import UUID
 
 import msgspec
+
 from matchlog.events import (
     ActionsUndone,
     Draft,

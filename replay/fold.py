@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 import msgspec
+
 from matchlog.engines import Engine
 from matchlog.engines import get as get_engine
 from matchlog.events import ActionsUndone, DecodeError, Event, MatchStarted, Record

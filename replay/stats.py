@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import msgspec
+
 from matchlog.store import Store
 
 __all__ = ["GameSummary", "PlayerSummary", "Summary", "summary", "wilson"]

@@ -12,6 +12,7 @@ from typing import Any
 from uuid import UUID
 
 import msgspec
+
 from matchlog.engines import Engine
 from matchlog.events import ActionsUndone, Record, UsageError
 from matchlog.store import Store

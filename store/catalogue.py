@@ -9,6 +9,7 @@ from __future__ import annotations
 from uuid import UUID
 
 import msgspec
+
 from matchlog.events import ActionsUndone, Event, MatchEnded, MatchStarted, Outcome
 
 __all__ = ["Appended", "Finding", "MatchInfo", "SeatRow"]

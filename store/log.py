@@ -18,6 +18,7 @@ from uuid import UUID
 
 import duckdb
 import msgspec
+
 from matchlog.events import (
     DecodeError,
     Draft,

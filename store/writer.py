@@ -22,6 +22,7 @@ from uuid import UUID
 import duckdb
 import msgspec
 import pyarrow as pa
+
 from matchlog.events import (
     ConcurrencyError,
     Draft,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
 from matchlog.referee import play_series
 from matchlog.store import Store
 

@@ -9,6 +9,7 @@ from uuid import UUID
 
 import msgspec
 from hypothesis import strategies as st
+
 from matchlog.events import EVENT_TYPES, Event
 
 _text = st.text(max_size=20)

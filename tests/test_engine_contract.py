@@ -9,6 +9,7 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from matchlog.engines import GAMES, Engine
 from matchlog.events import Event, IllegalAction, MatchStarted, Record, Seat
 from matchlog.referee import PROTOCOLS, MemoryRecorder, PlayerCalls, Referee, builtin_names, make_player

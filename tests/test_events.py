@@ -10,6 +10,7 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from matchlog.events import (
     EVENT_TYPES,
     DecodeError,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+
 from matchlog.engines import Rule, Turn
 from matchlog.engines.porrinha import (
     ENGINE,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from matchlog.engines.porrinha import ENGINE, INVALID_GUESS, NOT_PLAYING, PENDING_GUESS, PorrinhaRule
 from matchlog.events import (
     AnswerRejected,

@@ -10,6 +10,7 @@ from pathlib import Path
 from uuid import UUID
 
 import pytest
+
 from matchlog.events import (
     ActionsUndone,
     ConcurrencyError,

@@ -1,0 +1,279 @@
+"""The matchlog command, through typer's runner: every command, its --json, and its errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from matchlog.cli import app
+from matchlog.store import Store
+
+runner = CliRunner()
+
+
+def invoke(*args: str, code: int = 0) -> tuple[str, str]:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+    return result.stdout, result.stderr
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "matches.duckdb")
+
+
+@pytest.fixture
+def played(db: str) -> list[str]:
+    """A log with three recorded matches; returns their ids."""
+    out, _ = invoke("play", "porrinha", "-p", "random", "-p", "reasoner", "-p", "alice=random", "--games", "3",
+                    "--seed", "4", "--db", db, "--json")  # fmt: skip
+    return [m["match_id"] for m in json.loads(out)["matches"]]
+
+
+def test_help_explains_every_command():
+    out, _ = invoke("--help")
+    for command in (
+        "play",
+        "list",
+        "show",
+        "replay",
+        "verify",
+        "undo",
+        "fork",
+        "export",
+        "import",
+        "sql",
+        "schema",
+        "stats",
+    ):
+        assert command in out
+    out, _ = invoke("play", "porrinha", "--help")
+    assert "--chopsticks" in out and "--policy" in out and "path/to/file.py:Class" in out
+
+
+def test_play_records_matches_and_prints_places(db: str):
+    out, _ = invoke("play", "porrinha", "-p", "random", "-p", "reasoner", "--games", "2", "--seed", "1", "--db", db)
+    assert out.count("match ") == 2 and "2 matches recorded" in out
+    assert "1st" in out and "reasoner" in out
+
+
+def test_play_json_and_the_log_it_leaves(db: str, played: list[str]):
+    with Store(db, read_only=True) as store:
+        assert {str(m.match_id) for m in store.matches()} == set(played)
+        assert store.verify() == []
+        assert all(m.series_id for m in store.matches())
+
+
+def test_play_mixes_built_ins_and_a_user_class_from_a_file(db: str, tmp_path: Path):
+    ai = tmp_path / "my_ai.py"
+    ai.write_text("class Zero:\n    def hand(self, t):\n        return 0\n    def guess(self, t):\n"
+                  "        return next(g for g in range(99) if t.valid_guess(g))\n")  # fmt: skip
+    out, _ = invoke("play", "porrinha", "-p", "random", "-p", "reasoner", "-p", f"zero={ai}:Zero", "-p", "random",
+                    "-p", "reasoner", "--db", db, "--json")  # fmt: skip
+    seats = json.loads(out)["seats"]
+    assert [s["name"] for s in seats] == ["random", "reasoner", "zero", "random#2", "reasoner#2"]
+
+
+def test_list_show_and_replay(db: str, played: list[str]):
+    out, _ = invoke("list", "--db", db)
+    assert all(match_id[:13] in out for match_id in played)
+    listed = json.loads(invoke("list", "--db", db, "--json")[0])
+    assert {m["match_id"] for m in listed} == set(played)
+    assert listed[0]["status"] == "finished" and listed[0]["outcome"]["winners"]
+    match_id = played[0]
+    out, _ = invoke("show", match_id[:13], "--db", db)
+    assert "Porrinha · over" in out
+    out, _ = invoke("show", match_id, "--at", "3", "--db", db)
+    assert "seq 3 of" in out and "round 1" in out
+    shown = json.loads(invoke("show", match_id, "--at", "3", "--db", db, "--json")[0])
+    assert shown["seq"] == 3 and shown["to_act"] == {"seat": 0, "decision": "guess"}
+    out, _ = invoke("replay", match_id, "--to", "8", "--db", db)
+    lines = out.strip().splitlines()
+    assert len(lines) == 9 and "match starts" in lines[0] and "closes a hand on" in lines[1]
+    steps = json.loads(invoke("replay", match_id, "--db", db, "--json")[0])
+    assert steps[0]["type"] == "match.started" and steps[-1]["type"] == "match.ended"
+
+
+def test_show_and_replay_as_a_seat_hide_other_hands(db: str, played: list[str]):
+    match_id = played[0]
+    out, _ = invoke("replay", match_id, "--to", "3", "--as-seat", "1", "--db", db)
+    lines = out.strip().splitlines()
+    mine = [line for line in lines if "closes a hand on" in line]
+    assert len(mine) == 1 and "reasoner" in mine[0]
+    assert sum("closes a hand" in line for line in lines) == 3
+    shown = json.loads(invoke("show", match_id, "--at", "2", "--as-seat", "0", "--db", db, "--json")[0])
+    hands = shown["state"]["hands"]
+    assert hands[1] is None and hands[2] is None and hands[0] is not None
+    invoke("show", match_id, "--as-seat", "9", "--db", db, code=2)
+
+
+def test_verify_passes_then_names_an_edited_event(db: str, played: list[str]):
+    out, _ = invoke("verify", "--db", db)
+    assert out.startswith("ok: 3 matches")
+    assert json.loads(invoke("verify", "--db", db, "--json")[0])["ok"] is True
+    with Store(db) as store:
+        store.query("UPDATE events SET payload = replace(payload, 'hand', 'Hand') WHERE match_id = ? AND seq = 2",
+                    [played[1]])  # fmt: skip
+    out, _ = invoke("verify", "--db", db, code=1)
+    assert f"FAIL match {played[1]} seq 2 [chain.hash_mismatch]" in out
+    report = json.loads(invoke("verify", "--db", db, "--json", code=1)[0])
+    assert report["findings"][0]["seq"] == 2
+    invoke("verify", played[0], "--db", db)
+
+
+def test_undo_and_fork(db: str, played: list[str]):
+    match_id = played[2]
+    undone = json.loads(invoke("undo", match_id, "--reason", "appeal", "--db", db, "--json")[0])
+    assert undone["undone"] and undone["seq"] > undone["undone"][-1]
+    out, _ = invoke("list", "--status", "running", "--db", db)
+    assert match_id[:13] in out
+    forked = json.loads(invoke("fork", match_id, "--at", "5", "--db", db, "--json")[0])
+    out, _ = invoke("show", forked["match_id"], "--db", db, "--json")
+    assert json.loads(out)["match"]["origin"] == {"match_id": match_id, "seq": 5}
+    invoke("fork", match_id, "--at", "99999", "--db", db, code=2)
+
+
+def test_export_import_round_trip(db: str, played: list[str], tmp_path: Path):
+    target = tmp_path / "all.jsonl"
+    out, _ = invoke("export", "--all", "--format", "jsonl", "-o", str(target), "--db", db)
+    assert "events written" in out
+    copy = str(tmp_path / "copy.duckdb")
+    report = json.loads(invoke("import", str(target), "--db", copy, "--json")[0])
+    assert report["matches"] == 3
+    invoke("verify", "--db", copy)
+    one, _ = invoke("export", played[0], "--db", db)
+    assert all(json.loads(line)["match_id"] == played[0] for line in one.splitlines())
+    parquet = tmp_path / "all.parquet"
+    invoke("export", "--all", "--format", "parquet", "-o", str(parquet), "--db", db)
+    assert parquet.stat().st_size > 0
+    # A tampered file is refused whole.
+    lines = target.read_text().splitlines()
+    lines[5] = lines[5].replace('"seat":', '"seat": ')
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    empty = str(tmp_path / "empty.duckdb")
+    Store(empty).close()
+    _, err = invoke("import", str(bad), "--db", empty, code=2)
+    assert err.startswith("error[store.import_rejected]")
+    with Store(empty, read_only=True) as store:
+        assert store.count() == 0
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "INSERT INTO events SELECT * FROM events",
+        "UPDATE events SET seq = seq + 1",
+        "DELETE FROM events",
+        "ATTACH '/tmp/other.duckdb' AS other",
+        "COPY events TO '/tmp/stolen.csv'",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM read_text('/etc/hostname')",
+        "DROP TABLE events",
+        "SET enable_external_access = true",
+        "INSTALL httpfs",
+    ],
+)
+def test_sql_is_read_only_and_cannot_touch_files(db: str, played: list[str], statement: str):
+    _, err = invoke("sql", statement, "--db", db, code=2)
+    assert err.startswith("error[sql.error]")
+    with Store(db, read_only=True) as store:
+        assert store.verify() == []
+        assert len(store.matches()) == 3
+
+
+def test_sql_answers_queries(db: str, played: list[str]):
+    rows = json.loads(invoke("sql", "SELECT game, count(*) AS n FROM matches GROUP BY game", "--db", db, "--json")[0])
+    assert rows == [{"game": "porrinha", "n": 3}]
+    out, _ = invoke("sql", "SELECT count(*) AS n FROM events WHERE type = 'match.ended'", "--db", db, "--csv")
+    assert out.splitlines() == ["n", "3"]
+
+
+def test_stats(db: str, played: list[str]):
+    out, _ = invoke("stats", "--db", db)
+    assert "porrinha" in out and "reasoner" in out
+    summary = json.loads(invoke("stats", "porrinha", "--db", db, "--json")[0])
+    assert summary["games"][0]["finished"] == 3
+    assert sum(p["wins"] for p in summary["players"]) == 3
+    invoke("stats", "chess", "--db", db, code=2)
+
+
+def test_schema_prints_every_event_or_one():
+    document = json.loads(invoke("schema")[0])
+    assert "GuessMade" in document["$defs"]
+    one = json.loads(invoke("schema", "porrinha.guess_made")[0])
+    assert one["$ref"].endswith("GuessMade")
+    _, err = invoke("schema", "chess.moved", code=2)
+    assert "error[usage.tag]" in err
+
+
+def test_games_lists_games_players_and_options():
+    listing = json.loads(invoke("games", "--json")[0])
+    assert listing[0]["game"] == "porrinha" and "reasoner" in listing[0]["builtin_players"]
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["show", "0000", "--db", "{db}"], "store.unknown_match"),
+        (["show", "not-hex!", "--db", "{db}"], "store.unknown_match"),
+        (["show", "{match}", "--at", "100000", "--db", "{db}"], "usage.seq"),
+        (["play", "porrinha", "-p", "random", "--db", "{db}"], "usage.players"),
+        (["play", "porrinha", "-p", "random", "-p", "nobody", "--db", "{db}"], "usage.player"),
+        (["export", "--db", "{db}"], "usage.export"),
+        (["export", "--all", "--format", "parquet", "--db", "{db}"], "usage.export"),
+        (["import", "/no/such/file.jsonl", "--db", "{db}"], "usage.file"),
+        (["list", "--db", "{missing}"], "store.missing"),
+    ],
+)
+def test_errors_print_one_line_with_their_code(db: str, played: list[str], tmp_path: Path, args: list[str], code: str):
+    filled = [a.format(db=db, match=played[0], missing=tmp_path / "none.duckdb") for a in args]
+    result = runner.invoke(app, filled)
+    assert result.exit_code == 2, result.stdout
+    assert result.stderr.startswith(f"error[{code}]: ")
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_bad_arguments_are_refused_by_the_parser(db: str):
+    result = runner.invoke(app, ["play", "porrinha", "-p", "random", "-p", "random", "--chopsticks", "0", "--db", db])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_busy_log_gets_a_clear_message(db: str, played: list[str]):
+    hold = (
+        f"from matchlog.store import Store; import time; s = Store({db!r}); print('open', flush=True); time.sleep(60)"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        result = runner.invoke(app, ["list", "--db", db])
+        assert result.exit_code == 2
+        assert result.stderr.startswith("error[store.busy]: the log")
+        assert f"(pid {holder.pid})" in result.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+
+
+def test_the_default_log_comes_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = tmp_path / "env.duckdb"
+    monkeypatch.setenv("MATCHLOG_DB", str(path))
+    invoke("play", "porrinha", "-p", "random", "-p", "random", "-q")
+    assert path.exists()
+    assert "1 match" in invoke("verify")[0]
+
+
+def test_the_demo_runs_the_main_job(db: str):
+    out, _ = invoke("demo", "--games", "2", "--db", db)
+    assert "2 matches recorded" in out
+    assert "players (finished matches)" in out
+    assert "match starts" in out
+    assert "every hash chain verifies" in out

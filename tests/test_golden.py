@@ -1,0 +1,54 @@
+"""Golden playthroughs: seeded matches whose every event and final rendering are kept in
+tests/fixtures/golden/. A change to the rules, the players or the encoding shows up as a diff.
+
+To accept an intended change: MATCHLOG_REGENERATE_GOLDEN=1 pytest tests/test_golden.py, then read the diff.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from matchlog.events import Record, encode
+from matchlog.referee import MemoryRecorder, play_match, seats_from_specs
+from matchlog.referee.players import make_player
+from matchlog.replay import timeline
+
+GOLDEN = Path(__file__).parent / "fixtures" / "golden"
+
+CASES = {
+    "porrinha-3-players": (["random", "reasoner", "random"], {"chopsticks": 2}, 7),
+    "porrinha-strict-5-players": (["reasoner", "random", "reasoner", "random", "random"], {"policy": "strict"}, 11),
+}
+
+
+def playthrough(specs: list[str], options: dict, seed: int) -> str:
+    import random
+
+    rng = random.Random(seed)
+    seats = seats_from_specs("porrinha", specs)
+    players = [make_player("porrinha", s.player, random.Random(rng.randrange(2**63))) for s in seats]
+    recorder = MemoryRecorder()
+    play_match("porrinha", seats, players, options=options, recorder=recorder)
+    records = [
+        Record(match_id=recorder.drafts[0].event_id, seq=i, event_id=d.event_id, at_us=0, actor=d.event.actor,
+               version=d.event.version, event=d.event, hash=b"")
+        for i, d in enumerate(recorder.drafts)
+    ]  # fmt: skip
+    lines = [encode(d.event).decode() for d in recorder.drafts]
+    steps = list(timeline(records))
+    from matchlog.engines.porrinha import ENGINE
+
+    return "\n".join([*lines, "", *(s.text for s in steps), "", ENGINE.render(steps[-1].after)]) + "\n"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden_playthrough(name: str):
+    text = playthrough(*CASES[name])
+    path = GOLDEN / f"{name}.txt"
+    if os.environ.get("MATCHLOG_REGENERATE_GOLDEN"):
+        path.write_text(text)
+    assert path.exists(), f"no golden file {path.name}; run with MATCHLOG_REGENERATE_GOLDEN=1"
+    assert text == path.read_text()
