@@ -30,8 +30,23 @@ def db(tmp_path: Path) -> str:
 @pytest.fixture
 def played(db: str) -> list[str]:
     """A log with three recorded matches; returns their ids."""
-    out, _ = invoke("play", "porrinha", "-p", "random", "-p", "reasoner", "-p", "alice=random", "--games", "3",
-                    "--seed", "4", "--db", db, "--json")  # fmt: skip
+    out, _ = invoke(
+        "play",
+        "porrinha",
+        "-p",
+        "random",
+        "-p",
+        "reasoner",
+        "-p",
+        "alice=random",
+        "--games",
+        "3",
+        "--seed",
+        "4",
+        "--db",
+        db,
+        "--json",
+    )
     return [m["match_id"] for m in json.loads(out)["matches"]]
 
 
@@ -71,10 +86,27 @@ def test_play_json_and_the_log_it_leaves(db: str, played: list[str]):
 
 def test_play_mixes_built_ins_and_a_user_class_from_a_file(db: str, tmp_path: Path):
     ai = tmp_path / "my_ai.py"
-    ai.write_text("class Zero:\n    def hand(self, t):\n        return 0\n    def guess(self, t):\n"
-                  "        return next(g for g in range(99) if t.valid_guess(g))\n")  # fmt: skip
-    out, _ = invoke("play", "porrinha", "-p", "random", "-p", "reasoner", "-p", f"zero={ai}:Zero", "-p", "random",
-                    "-p", "reasoner", "--db", db, "--json")  # fmt: skip
+    ai.write_text(
+        "class Zero:\n    def hand(self, t):\n        return 0\n    def guess(self, t):\n"
+        "        return next(g for g in range(99) if t.valid_guess(g))\n"
+    )
+    out, _ = invoke(
+        "play",
+        "porrinha",
+        "-p",
+        "random",
+        "-p",
+        "reasoner",
+        "-p",
+        f"zero={ai}:Zero",
+        "-p",
+        "random",
+        "-p",
+        "reasoner",
+        "--db",
+        db,
+        "--json",
+    )
     seats = json.loads(out)["seats"]
     assert [s["name"] for s in seats] == ["random", "reasoner", "zero", "random#2", "reasoner#2"]
 
@@ -117,8 +149,9 @@ def test_verify_passes_then_names_an_edited_event(db: str, played: list[str]):
     assert out.startswith("ok: 3 matches")
     assert json.loads(invoke("verify", "--db", db, "--json")[0])["ok"] is True
     with Store(db) as store:
-        store.query("UPDATE events SET payload = replace(payload, 'hand', 'Hand') WHERE match_id = ? AND seq = 2",
-                    [played[1]])  # fmt: skip
+        store.query(
+            "UPDATE events SET payload = replace(payload, 'hand', 'Hand') WHERE match_id = ? AND seq = 2", [played[1]]
+        )
     out, _ = invoke("verify", "--db", db, code=1)
     assert f"FAIL match {played[1]} seq 2 [chain.hash_mismatch]" in out
     report = json.loads(invoke("verify", "--db", db, "--json", code=1)[0])
@@ -250,7 +283,7 @@ def test_a_busy_log_gets_a_clear_message(db: str, played: list[str]):
     hold = (
         f"from matchlog.store import Store; import time; s = Store({db!r}); print('open', flush=True); time.sleep(60)"
     )
-    holder = subprocess.Popen([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    holder = subprocess.Popen([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "open"
         result = runner.invoke(app, ["list", "--db", db])

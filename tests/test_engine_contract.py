@@ -64,10 +64,18 @@ def playout(game: str, players: int, seed: int) -> tuple[Referee, list[Any], lis
     calls = [PlayerCalls(make_player(game, seat.player, random.Random(rng.random())), None) for seat in seats]
     referee.run(PROTOCOLS[game](calls))
     records = [
-        Record(match_id=referee.match_id, seq=seq, event_id=d.event_id, at_us=d.at_us, actor=d.event.actor,
-               version=d.event.version, event=d.event, hash=b"")
+        Record(
+            match_id=referee.match_id,
+            seq=seq,
+            event_id=d.event_id,
+            at_us=d.at_us,
+            actor=d.event.actor,
+            version=d.event.version,
+            event=d.event,
+            hash=b"",
+        )
         for seq, d in enumerate(recorder.drafts)
-    ]  # fmt: skip
+    ]
     return referee, live, records
 
 

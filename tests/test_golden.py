@@ -33,10 +33,18 @@ def playthrough(specs: list[str], options: dict, seed: int) -> str:
     recorder = MemoryRecorder()
     play_match("porrinha", seats, players, options=options, recorder=recorder)
     records = [
-        Record(match_id=recorder.drafts[0].event_id, seq=i, event_id=d.event_id, at_us=0, actor=d.event.actor,
-               version=d.event.version, event=d.event, hash=b"")
+        Record(
+            match_id=recorder.drafts[0].event_id,
+            seq=i,
+            event_id=d.event_id,
+            at_us=0,
+            actor=d.event.actor,
+            version=d.event.version,
+            event=d.event,
+            hash=b"",
+        )
         for i, d in enumerate(recorder.drafts)
-    ]  # fmt: skip
+    ]
     lines = [encode(d.event).decode() for d in recorder.drafts]
     steps = list(timeline(records))
     from matchlog.engines.porrinha import ENGINE

@@ -174,8 +174,13 @@ def test_lenient_policy_resets_a_bad_hand_and_voids_a_bad_guess():
     recorder = MemoryRecorder()
     play_match("porrinha", seats("bad", "good"), [bad, good], recorder=recorder)
     events = events_of(recorder)
-    assert events[1] == AnswerRejected(seat=0, decision="hand", answer="'two'", code=PorrinhaRule.NOT_AN_INTEGER,
-                                       message="hand must be an integer, not str")  # fmt: skip
+    assert events[1] == AnswerRejected(
+        seat=0,
+        decision="hand",
+        answer="'two'",
+        code=PorrinhaRule.NOT_AN_INTEGER,
+        message="hand must be an integer, not str",
+    )
     assert events[2] == HandReset(seat=0)
     rejected = next(e for e in events if isinstance(e, AnswerRejected) and e.decision == "guess")
     assert rejected.code == PorrinhaRule.GUESS_OUT_OF_RANGE and rejected.answer == "99"
@@ -186,8 +191,9 @@ def test_lenient_policy_resets_a_bad_hand_and_voids_a_bad_guess():
 def test_strict_policy_removes_the_player_with_the_rule_it_broke():
     bad, good, other = Scripted([0], [1]), Scripted([0], [1]), Scripted([0], [2])
     recorder = MemoryRecorder()
-    result = play_match("porrinha", seats("a", "dup", "c"), [bad, good, other], recorder=recorder,
-                        options={"policy": "strict"})  # fmt: skip
+    result = play_match(
+        "porrinha", seats("a", "dup", "c"), [bad, good, other], recorder=recorder, options={"policy": "strict"}
+    )
     removal = next(e for e in events_of(recorder) if isinstance(e, PlayerRemoved))
     assert removal.seat == 1 and removal.code == PorrinhaRule.GUESS_TAKEN
     assert result.outcome.places[1] == 3 and result.outcome.removed == (1,)
@@ -214,8 +220,9 @@ def test_a_player_that_hangs_is_removed_after_its_timeout():
 
     recorder = MemoryRecorder()
     began = time.monotonic()
-    result = play_match("porrinha", seats("a", "b", "zz"), [Scripted(), Scripted(), Sleeps()], recorder=recorder,
-                        timeout=0.2)  # fmt: skip
+    result = play_match(
+        "porrinha", seats("a", "b", "zz"), [Scripted(), Scripted(), Sleeps()], recorder=recorder, timeout=0.2
+    )
     assert time.monotonic() - began < 10
     removal = next(e for e in events_of(recorder) if isinstance(e, PlayerRemoved))
     assert (removal.seat, removal.code) == (2, "player.timeout")

@@ -39,8 +39,14 @@ def live_match(store: Store, specs: list[str], seed: int = 5, **options: object)
     seats = seats_from_specs("porrinha", specs)
     rng = random.Random(seed)
     players = [players_module.make_player("porrinha", s.player, random.Random(rng.random())) for s in seats]
-    result = play_match("porrinha", seats, players, store=store, options=dict(options),
-                        on_event=lambda event, state: states.append(state))  # fmt: skip
+    result = play_match(
+        "porrinha",
+        seats,
+        players,
+        store=store,
+        options=dict(options),
+        on_event=lambda event, state: states.append(state),
+    )
     return result.match_id, states
 
 
@@ -95,8 +101,11 @@ def test_an_undo_reaching_behind_a_snapshot_falls_back_to_an_earlier_one(store: 
 
 
 def started(players: int) -> MatchStarted:
-    return MatchStarted(game="porrinha", options={"chopsticks": 3, "policy": "lenient"},
-                        seats=tuple(Seat(f"p{i}", "random") for i in range(players)))  # fmt: skip
+    return MatchStarted(
+        game="porrinha",
+        options={"chopsticks": 3, "policy": "lenient"},
+        seats=tuple(Seat(f"p{i}", "random") for i in range(players)),
+    )
 
 
 # -- undo ------------------------------------------------------------------------------------
