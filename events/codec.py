@@ -37,6 +37,8 @@ _BY_TAG: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in EVE
 if len(_BY_TAG) != len(EVENT_TYPES):  # pragma: no cover - a programming error caught at import
     raise RuntimeError("two event classes share a tag")
 
+_CURRENT: dict[str, int] = {tag: cls.version for tag, cls in _BY_TAG.items()}
+
 _encoder = msgspec.json.Encoder(order="deterministic")
 _decoder = msgspec.json.Decoder(AnyEvent)
 
@@ -85,7 +87,7 @@ def decode(payload: bytes | str, *, tag: str | None = None, version: int | None 
     Raises:
         DecodeError: the bytes are not a valid event, or its version is unknown.
     """
-    if version is None or tag is None or version == current_version(tag):
+    if version is None or tag is None or version == _CURRENT.get(tag):
         try:
             return _decoder.decode(payload)
         except msgspec.DecodeError as error:

@@ -29,16 +29,33 @@ def uuid7() -> UUID:
     with _uuid7_lock:
         ms = time.time_ns() // 1_000_000
         last_ms, counter = _uuid7_last
+        entropy = _random_bytes(10)
         if ms <= last_ms:
             ms, counter = last_ms, counter + 1
             if counter > 0xFFF:
                 ms, counter = ms + 1, 0
         else:
-            counter = int.from_bytes(os.urandom(2), "big") & 0x3FF  # room to count up within the ms
+            counter = int.from_bytes(entropy[:2], "big") & 0x3FF  # room to count up within the ms
         _uuid7_last = (ms, counter)
-    rand_b = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
+    rand_b = int.from_bytes(entropy[2:], "big") & ((1 << 62) - 1)
     value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | rand_b
     return UUID(int=value)
+
+
+_entropy = bytearray()
+
+
+def _random_bytes(count: int) -> bytes:
+    """Bytes from the OS's random source, read in blocks (one system call per ~400 ids)."""
+    if len(_entropy) < count:
+        _entropy[:] = os.urandom(4096)
+    taken = bytes(_entropy[:count])
+    del _entropy[:count]
+    return taken
+
+
+# A forked child must not hand out the same ids as its parent.
+os.register_at_fork(after_in_child=_entropy.clear)
 
 
 def now_us() -> int:

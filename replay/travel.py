@@ -14,6 +14,7 @@ from uuid import UUID
 import msgspec
 
 from matchlog.engines import Engine
+from matchlog.engines import get as get_engine
 from matchlog.events import ActionsUndone, Record, UsageError
 from matchlog.store import Store
 
@@ -57,8 +58,7 @@ def state_at(store: Store, match_id: UUID | str, seq: int | None = None, *, cach
     target = info.last_seq if seq is None else seq
     if not 0 <= target <= info.last_seq:
         raise UsageError(f"seq {seq} is not in match {match_id} (seqs 0 to {info.last_seq})", code="usage.seq")
-    first = store.read(match_id, start=0, stop=0)
-    engine = engine_of(first)
+    engine = get_engine(info.game)
     key = engine.spec.snapshot_key
     decoder = _state_decoder(engine.spec.state)
 

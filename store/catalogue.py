@@ -6,6 +6,7 @@ The catalogue is kept in the same transaction as the events, so it never disagre
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from uuid import UUID
 
 import msgspec
@@ -13,6 +14,8 @@ import msgspec
 from matchlog.events import ActionsUndone, Event, MatchEnded, MatchStarted, Outcome
 
 __all__ = ["Appended", "Finding", "MatchInfo", "SeatRow"]
+
+_EPOCH = datetime(1970, 1, 1)
 
 
 class Appended(msgspec.Struct, frozen=True):
@@ -125,14 +128,14 @@ class MatchInfo(msgspec.Struct, frozen=True, kw_only=True):
         return rows
 
     def row(self) -> tuple[object, ...]:
-        """The `matches` row in MATCH_COLUMNS order, as Arrow takes it (ids as text, times in us)."""
+        """The `matches` table row, in MATCH_COLUMNS order (ids as text, times as naive UTC datetimes)."""
         outcome = self.outcome
         return (
             str(self.match_id),
             self.game,
             self.status,
-            self.created_us,
-            self.ended_us,
+            _naive(self.created_us),
+            _naive(self.ended_us),
             list(self.players),
             list(self.strategies),
             self.options,
@@ -187,3 +190,8 @@ class MatchInfo(msgspec.Struct, frozen=True, kw_only=True):
             series_id=series_id,
             series_game=series_game,
         )
+
+
+def _naive(at_us: int | None) -> datetime | None:
+    """A naive UTC datetime (what a DuckDB TIMESTAMP holds) from microseconds since the epoch."""
+    return None if at_us is None else _EPOCH + timedelta(microseconds=at_us)

@@ -23,9 +23,9 @@ GENESIS = bytes(32)
 
 def chain_hash(
     prev: bytes,
-    match_id: UUID,
+    match_id: UUID | str,
     seq: int,
-    event_id: UUID,
+    event_id: UUID | str,
     at_us: int,
     actor: int | None,
     game: str,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any
-from uuid import UUID
+from uuid import UUID, SafeUUID
 
 import duckdb
 import msgspec
@@ -93,6 +93,39 @@ def select_matches(con: duckdb.DuckDBPyConnection, where: str = "", params: Sequ
     """Catalogue rows matching a WHERE clause."""
     rows = con.execute(f"SELECT {_MATCH_SELECT} FROM matches {where}", list(params)).fetchall()
     return [MatchInfo.from_row(row) for row in rows]
+
+
+_VERIFY = f"""
+WITH chained AS (
+    SELECT match_id, seq, type, hash,
+           row_number() OVER w - 1 AS position,
+           {SQL_EXPECTED_HASH} AS expected
+    FROM events {{events_where}}
+    WINDOW w AS (PARTITION BY match_id ORDER BY seq)
+), per_match AS (
+    SELECT match_id,
+           min(position) FILTER (WHERE seq <> position) AS gap_at,
+           min(seq) FILTER (WHERE seq <> position) AS gap_found,
+           min(seq) FILTER (WHERE hash <> expected) AS bad_hash_at,
+           bool_or(position = 0 AND type <> 'match.started') AS bad_start,
+           max(seq) AS last_seq
+    FROM chained GROUP BY match_id
+), catalogue AS (
+    SELECT match_id, last_seq, head_hash FROM matches {{matches_where}}
+), head_in_log AS (
+    SELECT e.match_id, e.hash FROM events e JOIN catalogue c ON e.match_id = c.match_id AND e.seq = c.last_seq
+)
+SELECT coalesce(p.match_id, c.match_id), p.gap_at, p.gap_found, p.bad_hash_at, p.bad_start, p.last_seq,
+       c.last_seq, c.head_hash, h.hash,
+       CASE WHEN c.match_id IS NULL THEN 'no catalogue' WHEN p.match_id IS NULL THEN 'no events' END
+FROM per_match p
+FULL OUTER JOIN catalogue c ON p.match_id = c.match_id
+LEFT JOIN head_in_log h ON h.match_id = c.match_id
+WHERE p.gap_at IS NOT NULL OR p.bad_hash_at IS NOT NULL OR p.bad_start
+   OR c.match_id IS NULL OR p.match_id IS NULL
+   OR c.last_seq > p.last_seq OR h.hash IS DISTINCT FROM c.head_hash
+ORDER BY 1
+"""
 
 
 class _Line(msgspec.Struct, frozen=True):
@@ -221,8 +254,22 @@ class Store:
         Raises:
             UnknownMatch: no such match.
         """
-        resolved = self.resolve(match_id)
-        return select_matches(self._read(), "WHERE match_id = ?", [resolved])[0]
+        resolved = match_id if isinstance(match_id, UUID) else self.resolve(match_id)
+        found = self._fresh(select_matches(self._read(), "WHERE match_id = ?", [resolved]))
+        if not found:
+            raise UnknownMatch(f"no match {resolved} in {self.path}")
+        return found[0]
+
+    def _fresh(self, infos: list[MatchInfo]) -> list[MatchInfo]:
+        """Catalogue rows as this process knows them (its writer may hold newer ones in memory)."""
+        if self._writer is None:
+            return infos
+        return [self._writer.fresh(info.match_id) or info for info in infos]
+
+    def sync(self) -> None:
+        """Make the catalogue tables hold every committed change (for SQL over them)."""
+        if self._writer is not None:
+            self._writer.sync()
 
     def matches(
         self, *, game: str | None = None, status: str | None = None, limit: int | None = None
@@ -237,7 +284,9 @@ class Store:
             params.append(status)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         tail = f" LIMIT {int(limit)}" if limit is not None else ""
-        return select_matches(self._read(), f"{where} ORDER BY created_at DESC, match_id DESC{tail}", params)
+        return self._fresh(
+            select_matches(self._read(), f"{where} ORDER BY created_at DESC, match_id DESC{tail}", params)
+        )
 
     def resolve(self, match_id: UUID | str) -> UUID:
         """The full id of a match given its id or a unique prefix of it.
@@ -274,7 +323,7 @@ class Store:
             UnknownMatch: no such match.
             DecodeError: a stored event does not decode (see `matchlog verify`).
         """
-        resolved = self.resolve(match_id)
+        resolved = match_id if isinstance(match_id, UUID) else self.resolve(match_id)
         rows = (
             self._read()
             .execute(
@@ -283,15 +332,20 @@ class Store:
             )
             .fetchall()
         )
+        if not rows:
+            self.resolve(resolved)  # raises UnknownMatch when there is no such match
         return [_record(resolved, row) for row in rows]
 
     def records(self, match_ids: Sequence[UUID] | None = None, *, batch_rows: int = 100_000) -> Iterator[Record]:
         """Every event of the given matches (default: all), ordered by match and seq, read through Arrow."""
         where, params = _match_filter(match_ids)
         query = f"SELECT match_id::VARCHAR, {_RECORD_COLUMNS} FROM events {where} ORDER BY match_id, seq"
+        match_text, match_id = "", None
         for columns in self._stream(query, params, batch_rows):
             for row in zip(*columns.values(), strict=True):
-                yield _record(UUID(row[0]), row[1:])
+                if row[0] != match_text:  # rows come grouped by match: one UUID object per match
+                    match_text, match_id = row[0], _uuid(row[0])
+                yield _record(match_id, row[1:])  # type: ignore[arg-type]
 
     def _stream(self, query: str, params: list[Any], batch_rows: int) -> Iterator[dict[str, list[Any]]]:
         """Batches of a query's columns, on a cursor of their own (a streaming result holds its cursor)."""
@@ -316,54 +370,25 @@ class Store:
         return int(self._read().execute("SELECT count(*) FROM events").fetchall()[0][0])
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Run a read query on this process's own connection (for the library's statistics)."""
+        """Run a query on this process's own connection (for the library's statistics and tests)."""
+        self.sync()
         return self._read().execute(sql, list(params)).fetchall()
 
     # -- verify ------------------------------------------------------------------------------
 
     def verify(self, match_id: UUID | str | None = None) -> list[Finding]:
-        """Check the hash chain of one match (or all) and its catalogue head; [] when all is well."""
+        """Check the hash chain of one match (or all) and its catalogue head; [] when all is well.
+
+        The catalogue may lag the events (a writer that stopped before writing its last heads);
+        that is not a finding as long as the chain holds the head the catalogue names.
+        """
+        self.sync()
         params: list[Any] = []
         events_where = matches_where = ""
         if match_id is not None:
             resolved = self.resolve(match_id)
-            events_where, matches_where, params = (
-                "WHERE match_id = ?",
-                "WHERE match_id = ?",
-                [resolved, resolved],
-            )
-        rows = (
-            self._read()
-            .execute(
-                f"""
-            WITH chained AS (
-                SELECT match_id, seq, type, hash,
-                       row_number() OVER w - 1 AS position,
-                       {SQL_EXPECTED_HASH} AS expected
-                FROM events {events_where}
-                WINDOW w AS (PARTITION BY match_id ORDER BY seq)
-            ), per_match AS (
-                SELECT match_id,
-                       min(position) FILTER (WHERE seq <> position) AS gap_at,
-                       min(seq) FILTER (WHERE seq <> position) AS gap_found,
-                       min(seq) FILTER (WHERE hash <> expected) AS bad_hash_at,
-                       bool_or(position = 0 AND type <> 'match.started') AS bad_start,
-                       max(seq) AS last_seq,
-                       arg_max(hash, seq) AS head
-                FROM chained GROUP BY match_id
-            ), catalogue AS (SELECT match_id, last_seq, head_hash FROM matches {matches_where})
-            SELECT coalesce(p.match_id, c.match_id), p.gap_at, p.gap_found, p.bad_hash_at, p.bad_start,
-                   p.last_seq, p.head, c.last_seq, c.head_hash, c.match_id IS NULL, p.match_id IS NULL
-            FROM per_match p FULL OUTER JOIN catalogue c ON p.match_id = c.match_id
-            WHERE p.gap_at IS NOT NULL OR p.bad_hash_at IS NOT NULL OR p.bad_start
-               OR c.match_id IS NULL OR p.match_id IS NULL
-               OR p.last_seq <> c.last_seq OR p.head <> c.head_hash
-            ORDER BY 1
-            """,
-                params,
-            )
-            .fetchall()
-        )
+            events_where, matches_where, params = "WHERE match_id = ?", "WHERE match_id = ?", [resolved, resolved]
+        rows = self._read().execute(_VERIFY.format(events_where=events_where, matches_where=matches_where), params)
         findings: list[Finding] = []
         for (
             mid,
@@ -372,48 +397,31 @@ class Store:
             bad_hash_at,
             bad_start,
             last_seq,
-            head,
             cat_last,
             cat_head,
-            no_catalogue,
-            no_events,
-        ) in rows:
-            if no_catalogue:
+            hash_there,
+            kind,
+        ) in rows.fetchall():
+            if kind == "no catalogue":
                 findings.append(Finding(mid, None, "chain.no_catalogue", "events with no row in the matches catalogue"))
                 continue
-            if no_events:
+            if kind == "no events":
                 findings.append(Finding(mid, None, "chain.no_events", "a catalogue row with no events"))
                 continue
             if bad_start:
                 findings.append(Finding(mid, 0, "chain.bad_start", "seq 0 is not match.started"))
             if gap_at is not None:
-                findings.append(
-                    Finding(
-                        mid,
-                        gap_at,
-                        "chain.seq_gap",
-                        f"expected seq {gap_at} but the next stored seq is {gap_found}",
-                    )
-                )
+                message = f"expected seq {gap_at} but the next stored seq is {gap_found}"
+                findings.append(Finding(mid, gap_at, "chain.seq_gap", message))
             if bad_hash_at is not None:
-                findings.append(
-                    Finding(
-                        mid,
-                        bad_hash_at,
-                        "chain.hash_mismatch",
-                        f"seq {bad_hash_at}: the stored hash is not the hash of its row and the row before",
-                    )
-                )
-            if last_seq != cat_last or bytes(head) != bytes(cat_head):
-                findings.append(
-                    Finding(
-                        mid,
-                        min(last_seq, cat_last) + 1 if last_seq != cat_last else last_seq,
-                        "chain.head_mismatch",
-                        f"the catalogue says the match ends at seq {cat_last} with head {bytes(cat_head).hex()[:16]}…, "
-                        f"the log ends at seq {last_seq} with head {bytes(head).hex()[:16]}…",
-                    )
-                )
+                message = f"seq {bad_hash_at}: the stored hash is not the hash of its row and the row before"
+                findings.append(Finding(mid, bad_hash_at, "chain.hash_mismatch", message))
+            if cat_last > last_seq:
+                message = f"the catalogue says the match goes on to seq {cat_last}; the log stops at seq {last_seq}"
+                findings.append(Finding(mid, last_seq + 1, "chain.head_mismatch", message))
+            elif hash_there is None or bytes(hash_there) != bytes(cat_head):
+                message = f"the catalogue's head for seq {cat_last} ({bytes(cat_head).hex()[:16]}…) is not the log's"
+                findings.append(Finding(mid, cat_last, "chain.head_mismatch", message))
         return findings
 
     # -- snapshots ---------------------------------------------------------------------------
@@ -559,7 +567,7 @@ def _record(match_id: UUID, row: Sequence[Any]) -> Record:
     except DecodeError as error:
         raise DecodeError(f"match {match_id} seq {seq}: {error.message}") from None
     if not isinstance(event_id, UUID):
-        event_id = UUID(bytes=event_id) if isinstance(event_id, bytes) else UUID(str(event_id))
+        event_id = _uuid(event_id)
     return Record(
         match_id=match_id,
         seq=seq,
@@ -570,6 +578,14 @@ def _record(match_id: UUID, row: Sequence[Any]) -> Record:
         event=event,
         hash=bytes(digest),
     )
+
+
+def _uuid(text: str) -> UUID:
+    """A UUID from the text DuckDB gives (always canonical), without uuid.UUID's slow parsing."""
+    value = object.__new__(UUID)
+    object.__setattr__(value, "int", int(text.replace("-", ""), 16))
+    object.__setattr__(value, "is_safe", SafeUUID.unknown)
+    return value
 
 
 def _first_line(text: str) -> str:

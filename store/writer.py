@@ -5,6 +5,13 @@ writer commits everything waiting at once (up to GROUP_EVENTS events), then ackn
 after its group is durable. Bulk jobs (import, tournaments) get a transaction of their own and are
 all-or-nothing. Every write goes through this thread, so checking `expected_seq` against the heads
 it keeps in memory is race-free.
+
+The catalogue (`matches`, `seats`) is derived from the events. A new match's rows are inserted in
+the transaction of its first events; later changes (its head, its ending) are kept in memory and
+written when the writer pauses (IDLE_SECONDS), at least every FLUSH_SECONDS, and on close, because an UPDATE per
+group would cost more than the events themselves. Readers in this process see the fresh rows
+through `fresh()`; after a crash, opening the log for writing rolls any lagging row forward from
+the events (`recover`), which are the truth.
 """
 
 from __future__ import annotations
@@ -12,10 +19,13 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 from uuid import UUID
 
@@ -24,12 +34,15 @@ import msgspec
 import pyarrow as pa
 
 from matchlog.events import (
+    ActionsUndone,
     ConcurrencyError,
     Draft,
     Event,
     ImportRejected,
+    MatchEnded,
     MatchStarted,
     StoreError,
+    decode,
     encode,
     now_us,
     uuid7,
@@ -42,10 +55,19 @@ __all__ = ["GROUP_EVENTS", "Item", "Request", "Writer", "item"]
 
 #: The most events one live group commit holds.
 GROUP_EVENTS = 2_000
-#: The largest seat number the log's SMALLINT columns hold.
-_MAX_SEAT = 32_767
+#: How long a group waits for the callers of the last one to send again.
+LINGER_SECONDS = 0.001
+#: From this many rows, inserts go through Arrow instead of the appender.
+ARROW_ROWS = 2_000
+#: The longest the catalogue may lag the events while the writer is busy...
+FLUSH_SECONDS = 0.5
+#: ... and how long a pause lets it catch up.
+IDLE_SECONDS = 0.05
 #: How many matches' heads (and event ids, for idempotency) the writer keeps in memory.
 OPEN_MATCHES = 4_096
+#: The largest seat number the log's SMALLINT columns hold.
+_MAX_SEAT = 32_767
+_EPOCH = datetime(1970, 1, 1)
 
 _EVENT_SCHEMA = pa.schema(
     [
@@ -110,7 +132,11 @@ class Item(msgspec.Struct, frozen=True):
 
 
 def item(event: Event | Draft) -> Item:
-    """An Item for a live append."""
+    """An Item for a live append.
+
+    Raises:
+        StoreError: `event` is not an event.
+    """
     if isinstance(event, Draft):
         return Item(event.event, event.event_id, event.at_us, event.event.version, encode(event.event).decode())
     if not isinstance(event, Event):
@@ -131,21 +157,31 @@ class _Open:
     """What the writer keeps about a match it appends to."""
 
     info: MatchInfo | None  # None: nothing stored yet
-    ids: dict[UUID, int] = field(default_factory=dict)  # event id -> seq, for idempotent re-sends
+    ids: dict[int, int] = field(default_factory=dict)  # event id (as an int) -> seq, for idempotent re-sends
+
+
+@dataclass
+class _Pending:
+    """One match's changes within a group, on top of what is committed (`base`)."""
+
+    base: _Open
+    info: MatchInfo | None
+    ids: dict[int, int] = field(default_factory=dict)
+
+    def stored_at(self, event_id: UUID) -> int | None:
+        key = event_id.int
+        seq = self.ids.get(key)
+        return seq if seq is not None else self.base.ids.get(key)
 
 
 @dataclass
 class _Group:
     """The rows one transaction will write."""
 
-    events: list[list[Any]] = field(default_factory=lambda: [[] for _ in _EVENT_SCHEMA])
-    matches: dict[UUID, MatchInfo] = field(default_factory=dict)
+    events: list[tuple[Any, ...]] = field(default_factory=list)
+    touched: dict[UUID, _Pending] = field(default_factory=dict)
+    created: set[UUID] = field(default_factory=set)  # matches whose first events are in this group
     seats: dict[tuple[UUID, int], SeatRow] = field(default_factory=dict)
-    touched: dict[UUID, _Open] = field(default_factory=dict)
-
-    @property
-    def size(self) -> int:
-        return len(self.events[0])
 
 
 _STOP = object()
@@ -158,8 +194,14 @@ class Writer:
         self._con = connection
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._open: OrderedDict[UUID, _Open] = OrderedDict()
+        # Catalogue rows committed in the events but not yet written to their tables.
+        self._dirty: dict[UUID, MatchInfo] = {}
+        self._dirty_seats: dict[tuple[UUID, int], SeatRow] = {}
+        self._flushed_at = time.monotonic()
+        self._last_group = 1
         self._closed = False
         self._lock = threading.Lock()
+        self.recovered = self._recover()
         self._thread = threading.Thread(target=self._run, name="matchlog-writer", daemon=True)
         self._thread.start()
 
@@ -177,8 +219,17 @@ class Writer:
         """Run `function(connection)` on the writer's connection, in a transaction of its own."""
         return self._submit(("call", function))
 
+    def sync(self) -> None:
+        """Return once the catalogue tables hold every committed change."""
+        if self._dirty or self._dirty_seats:
+            self._submit(("sync", None)).result()
+
+    def fresh(self, match_id: UUID) -> MatchInfo | None:
+        """The catalogue row of `match_id` if it is newer in memory than in its table."""
+        return self._dirty.get(match_id)
+
     def close(self) -> None:
-        """Commit what is queued, then stop the thread."""
+        """Commit what is queued, write the catalogue, then stop the thread."""
         with self._lock:
             if self._closed:
                 return
@@ -199,32 +250,91 @@ class Writer:
     def _run(self) -> None:
         held = None
         while True:
-            job = held if held is not None else self._queue.get()
-            held = None
+            if held is not None:
+                job, held = held, None
+            else:
+                job = self._next_job()
+            if job is None:  # a pause: the catalogue catches up
+                self._try_flush()
+                continue
             if job is _STOP:
+                self._flush_catalogue()
                 return
             kind, payload, future = job
             if kind == "append":
-                group = [(payload, future)]
-                events = len(payload.items)
-                # Take whatever else is already waiting: that is the group commit.
-                while events < GROUP_EVENTS:
-                    try:
-                        more = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if more is _STOP or more[0] != "append":
-                        held = more
-                        break
-                    group.append((more[1], more[2]))
-                    events += len(more[1].items)
+                group, held = self._gather((payload, future))
                 self._commit_appends(group)
             elif kind == "bulk":
                 self._commit_bulk(payload, future)
+            elif kind == "sync":
+                self._settle(future, self._flush_catalogue)
             else:
-                self._commit_call(payload, future)
+                self._settle(future, partial(self._transaction, partial(payload, self._con)))
+            if time.monotonic() - self._flushed_at > FLUSH_SECONDS:
+                self._try_flush()
+
+    def _gather(self, first: tuple[Request, Future[Appended]]) -> tuple[list[tuple[Request, Future[Appended]]], Any]:
+        """A group: the first append, whatever else waits, and (briefly) as many callers as last time.
+
+        Callers acknowledged by the last commit are about to send again; waiting LINGER_SECONDS for
+        them makes groups as large as the concurrency, which is what keeps commits per event low.
+        """
+        group = [first]
+        events = len(first[0].items)
+        deadline = time.monotonic() + LINGER_SECONDS
+        held = None
+        while events < GROUP_EVENTS:
+            try:
+                if len(group) < self._last_group:
+                    more = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                else:
+                    more = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if more is _STOP or more[0] != "append":
+                held = more
+                break
+            group.append((more[1], more[2]))
+            events += len(more[1].items)
+        self._last_group = len(group)
+        return group, held
+
+    def _next_job(self) -> Any:
+        """The next job; None after IDLE_SECONDS without one while the catalogue lags."""
+        if not (self._dirty or self._dirty_seats):
+            return self._queue.get()
+        try:
+            return self._queue.get(timeout=IDLE_SECONDS)
+        except queue.Empty:
+            return None
+
+    def _try_flush(self) -> None:
+        with contextlib.suppress(Exception):  # the rows stay in memory and are tried again later
+            self._flush_catalogue()
+
+    def _settle(self, future: Future[Any], work: Callable[[], Any]) -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            result = work()
+        except Exception as error:
+            future.set_exception(_store_error(error))
+        else:
+            future.set_result(result)
+
+    def _transaction(self, work: Callable[[], Any]) -> Any:
+        con = self._con
+        try:
+            con.begin()
+            result = work()
+            con.commit()
+        except Exception:
+            _rollback(con)
+            raise
+        return result
 
     def _commit_appends(self, jobs: list[tuple[Request, Future[Appended]]]) -> None:
+        self._prefetch([request.match_id for request, _ in jobs])
         group = _Group()
         accepted: list[tuple[Future[Appended], Appended]] = []
         for request, future in jobs:
@@ -237,7 +347,7 @@ class Writer:
         if not accepted:
             return
         try:
-            self._write(group)
+            self._write(group, bulk=False)
         except Exception as error:
             failure = _store_error(error)
             for future, _ in accepted:
@@ -247,34 +357,14 @@ class Writer:
             future.set_result(appended)
 
     def _commit_bulk(self, requests: list[Request], future: Future[list[Appended]]) -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        group = _Group()
-        try:
+        def work() -> list[Appended]:
+            self._prefetch([request.match_id for request in requests])
+            group = _Group()
             results = [self._prepare(request, group) for request in requests]
-        except Exception as error:
-            self._forget(group)
-            future.set_exception(error)
-            return
-        try:
-            self._write(group)
-        except Exception as error:
-            future.set_exception(_store_error(error))
-            return
-        future.set_result(results)
+            self._write(group, bulk=True)
+            return results
 
-    def _commit_call(self, function: Callable[[duckdb.DuckDBPyConnection], Any], future: Future[Any]) -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            self._con.begin()
-            result = function(self._con)
-            self._con.commit()
-        except Exception as error:
-            _rollback(self._con)
-            future.set_exception(_store_error(error))
-            return
-        future.set_result(result)
+        self._settle(future, work)
 
     # -- one request -------------------------------------------------------------------------
 
@@ -287,18 +377,21 @@ class Writer:
             ImportRejected: an imported event's hash is not the one the chain gives it.
         """
         match_id, items, expected = request.match_id, request.items, request.expected_seq
-        opened = group.touched.get(match_id) or self._load(match_id)
-        info = opened.info
+        pending = group.touched.get(match_id)
+        if pending is None:
+            base = self._load(match_id)
+            pending = _Pending(base, base.info)
+        info = pending.info
         next_seq = info.last_seq + 1 if info is not None else 0
         if not items:
             raise StoreError("nothing to append", code="store.empty_append")
-        if len({entry.event_id for entry in items}) != len(items):
+        if len({entry.event_id.int for entry in items}) != len(items):
             raise StoreError("the same event id appears twice in one append", code="store.duplicate_id")
 
         # A re-send of events already stored at the seqs asked for is a no-op for those events.
         resent = 0
         for offset, entry in enumerate(items):
-            stored_at = opened.ids.get(entry.event_id)
+            stored_at = pending.stored_at(entry.event_id)
             if stored_at is None:
                 break
             if stored_at != expected + offset:
@@ -307,30 +400,30 @@ class Writer:
         if resent == len(items):
             assert info is not None
             return Appended(match_id, expected, expected + resent - 1, info.head_hash, 0)
-        if any(entry.event_id in opened.ids for entry in items[resent:]):
+        if any(pending.stored_at(entry.event_id) is not None for entry in items[resent:]):
             raise ConcurrencyError(match_id, expected, next_seq)
         first = expected + resent
         if first != next_seq:
             raise ConcurrencyError(match_id, expected, next_seq)
 
         prev = info.head_hash if info is not None else GENESIS
+        match_text = str(match_id)
         rows: list[tuple[Any, ...]] = []
-        new_ids: dict[UUID, int] = {}
-        for offset, entry in enumerate(items[resent:]):
-            seq = first + offset
+        new_ids: dict[int, int] = {}
+        seats: list[SeatRow] = []
+        seq = first - 1
+        for entry in items[resent:]:
+            seq += 1
             event = entry.event
             if seq == 0:
                 if not isinstance(event, MatchStarted):
-                    raise StoreError(
-                        f"match {match_id} must start with match.started, not {event.tag}",
-                        code="store.bad_start",
-                    )
+                    raise StoreError(f"match {match_id} must start with match.started, not {event.tag}",
+                                     code="store.bad_start")  # fmt: skip
                 info = MatchInfo.started(match_id, event, entry.at_us)
+                seats = info.seat_rows()
             elif isinstance(event, MatchStarted):
-                raise StoreError(
-                    f"match {match_id} has already started (match.started at seq {seq})",
-                    code="store.bad_start",
-                )
+                raise StoreError(f"match {match_id} has already started (match.started at seq {seq})",
+                                 code="store.bad_start")  # fmt: skip
             assert info is not None
             seat = getattr(event, "seat", None)
             seat = seat if isinstance(seat, int) else None
@@ -338,112 +431,207 @@ class Writer:
             for what, value in (("seat", seat), ("actor", actor)):
                 if value is not None and not 0 <= value <= _MAX_SEAT:
                     raise StoreError(f"{event.tag}: {what} {value} is not a seat number", code="store.bad_event")
+            event_id = str(entry.event_id)
             digest = chain_hash(
-                prev,
-                match_id,
-                seq,
-                entry.event_id,
-                entry.at_us,
-                actor,
-                info.game,
-                event.tag,
-                entry.version,
-                seat,
+                prev, match_text, seq, event_id, entry.at_us, actor, info.game, event.tag, entry.version, seat,
                 entry.payload,
-            )
+            )  # fmt: skip
             if entry.claimed_hash is not None and entry.claimed_hash != digest:
                 where = f"line {entry.line}" if entry.line is not None else f"seq {seq}"
                 raise ImportRejected(
                     f"match {match_id} seq {seq} ({where}): its hash does not follow from the chain "
                     f"(claimed {entry.claimed_hash.hex()[:16]}…, computed {digest.hex()[:16]}…)"
                 )
-            rows.append(
-                (
-                    str(match_id),
-                    seq,
-                    str(entry.event_id),
-                    entry.at_us,
-                    actor,
-                    info.game,
-                    event.tag,
-                    entry.version,
-                    seat,
-                    entry.payload,
-                    digest,
-                )
-            )
-            new_ids[entry.event_id] = seq
-            ended_before = info.ended_seq
-            info = info.after(seq, event, entry.at_us, digest)
-            if seq == 0 or info.ended_seq != ended_before:
-                for row in info.seat_rows():
-                    group.seats[(match_id, row.seat)] = row
+            rows.append((match_text, seq, event_id, entry.at_us, actor, info.game, event.tag, entry.version, seat,
+                         entry.payload, digest))  # fmt: skip
+            new_ids[entry.event_id.int] = seq
+            if isinstance(event, MatchEnded | ActionsUndone):
+                ended_before = info.ended_seq
+                info = info.after(seq, event, entry.at_us, digest)
+                if info.ended_seq != ended_before:
+                    seats = info.seat_rows()
             prev = digest
+        assert info is not None
+        info = msgspec.structs.replace(info, last_seq=seq, head_hash=prev)
 
         # The request is good: fold it into the group.
-        for row in rows:
-            for column, value in zip(group.events, row, strict=True):
-                column.append(value)
-        opened = group.touched.setdefault(match_id, _Open(opened.info, dict(opened.ids)))
-        opened.ids.update(new_ids)
-        opened.info = info
-        group.matches[match_id] = info
-        return Appended(match_id, expected, first + len(rows) - 1, prev, len(rows))
+        group.events.extend(rows)
+        if first == 0:
+            group.created.add(match_id)
+        for row in seats:
+            group.seats[(match_id, row.seat)] = row
+        pending.ids.update(new_ids)
+        pending.info = info
+        group.touched[match_id] = pending
+        return Appended(match_id, expected, seq, prev, len(rows))
 
     def _load(self, match_id: UUID) -> _Open:
         """The head of `match_id` from memory, or from the file."""
         opened = self._open.get(match_id)
-        if opened is not None:
-            self._open.move_to_end(match_id)
-            return opened
+        if opened is None:
+            self._prefetch([match_id])
+            opened = self._open[match_id]
+        self._open.move_to_end(match_id)
+        return opened
+
+    def _prefetch(self, match_ids: Sequence[UUID]) -> None:
+        """Read the heads (and event ids) of the matches memory does not hold, in two queries."""
+        missing = list(dict.fromkeys(m for m in match_ids if m not in self._open))
+        if not missing:
+            return
         from .log import select_matches  # the one place that reads catalogue rows
 
-        found = select_matches(self._con, "WHERE match_id = ?", [match_id])
+        texts = [str(m) for m in missing]
+        found = {
+            info.match_id: info
+            for info in select_matches(self._con, "WHERE match_id IN (SELECT unnest(?::UUID[]))", [texts])
+        }
+        found.update((m, self._dirty[m]) for m in missing if m in self._dirty)
+        ids: dict[UUID, dict[int, int]] = {m: {} for m in found}
         if found:
-            ids = dict(self._con.execute("SELECT event_id, seq FROM events WHERE match_id = ?", [match_id]).fetchall())
-            opened = _Open(found[0], ids)
-        else:
-            stray = self._con.execute("SELECT count(*) FROM events WHERE match_id = ?", [match_id]).fetchall()
-            if stray[0][0]:
-                raise StoreError(
-                    f"match {match_id} has events but no catalogue row; run `matchlog verify`",
-                    code="store.corrupt",
-                )
-            opened = _Open(None)
-        return opened
+            rows = self._con.execute(
+                "SELECT match_id, event_id, seq FROM events WHERE match_id IN (SELECT unnest(?::UUID[]))",
+                [[str(m) for m in found]],
+            ).fetchall()
+            for match_id, event_id, seq in rows:
+                ids[match_id][event_id.int] = seq
+        for match_id in missing:
+            self._open[match_id] = _Open(found.get(match_id), ids.get(match_id, {}))
+        while len(self._open) > OPEN_MATCHES + len(missing):
+            self._open.popitem(last=False)
 
     # -- one transaction ---------------------------------------------------------------------
 
-    def _write(self, group: _Group) -> None:
-        """Write the group's rows in one transaction; on failure nothing is kept, in memory either."""
+    def _write(self, group: _Group, *, bulk: bool) -> None:
+        """Write the group's events (and new matches) in one transaction; on failure nothing is kept."""
         con = self._con
+        created = [group.touched[m].info for m in group.created]
+        changed = {m: o.info for m, o in group.touched.items() if m not in group.created}
+        new_seats = [row for key, row in group.seats.items() if key[0] in group.created]
+        other_seats = {key: row for key, row in group.seats.items() if key[0] not in group.created}
         try:
             con.begin()
-            if group.size:
-                _insert(con, "events", _EVENT_SCHEMA, group.events, _INSERT_EVENTS)
-            if group.matches:
-                rows = [info.row() for info in group.matches.values()]
-                _insert(con, "matches", _MATCH_SCHEMA, _columns(rows, len(_MATCH_SCHEMA)), _UPSERT_MATCHES)
-            if group.seats:
-                seat_rows = [(str(row.match_id), *msgspec.structs.astuple(row)[1:]) for row in group.seats.values()]
-                _insert(con, "seats", _SEAT_SCHEMA, _columns(seat_rows, len(_SEAT_SCHEMA)), _UPSERT_SEATS)
+            _insert_events(con, group.events)
+            if created:
+                _insert(con, "matches", [info.row() for info in created], _MATCH_SCHEMA, upsert=False)  # type: ignore[union-attr]
+            if new_seats:
+                _insert(con, "seats", [_seat_row(row) for row in new_seats], _SEAT_SCHEMA, upsert=False)
+            if bulk and changed:
+                # Bulk jobs are rare and all-or-nothing: their catalogue changes go in the same transaction.
+                _insert(con, "matches", [info.row() for info in changed.values()], _MATCH_SCHEMA, upsert=True)  # type: ignore[union-attr]
+                if other_seats:
+                    _insert(con, "seats", [_seat_row(row) for row in other_seats.values()], _SEAT_SCHEMA, upsert=True)
             con.commit()
         except Exception:
-            _rollback(con)
-            self._forget(group)
+            _rollback(con)  # memory still holds only what is committed
             raise
-        for match_id, opened in group.touched.items():
+        if not bulk:
+            self._dirty.update(changed)  # type: ignore[arg-type]
+            self._dirty_seats.update(other_seats)
+        for match_id, pending in group.touched.items():
+            opened = pending.base
+            opened.info = pending.info
+            opened.ids.update(pending.ids)
+            if opened.info is not None and opened.info.status != "running":
+                self._open.pop(match_id, None)  # ended matches are rarely appended to again
+                continue
             self._open[match_id] = opened
             self._open.move_to_end(match_id)
-            if opened.info is not None and opened.info.status != "running":
-                del self._open[match_id]  # ended matches are rarely appended to again
         while len(self._open) > OPEN_MATCHES:
             self._open.popitem(last=False)
 
-    def _forget(self, group: _Group) -> None:
-        """Drop what memory holds of the group's matches, so the next request reads the file."""
-        for match_id in group.touched:
-            self._open.pop(match_id, None)
+    def _flush_catalogue(self) -> None:
+        """Write the catalogue rows that only memory holds."""
+        if not self._dirty and not self._dirty_seats:
+            return
+        matches, seats = dict(self._dirty), dict(self._dirty_seats)
+
+        def work() -> None:
+            if matches:
+                _insert(self._con, "matches", [info.row() for info in matches.values()], _MATCH_SCHEMA, upsert=True)
+            if seats:
+                _insert(self._con, "seats", [_seat_row(row) for row in seats.values()], _SEAT_SCHEMA, upsert=True)
+
+        self._transaction(work)
+        for match_id, info in matches.items():
+            if self._dirty.get(match_id) is info:
+                del self._dirty[match_id]
+        for key, row in seats.items():
+            if self._dirty_seats.get(key) is row:
+                del self._dirty_seats[key]
+        self._flushed_at = time.monotonic()
+
+    def _recover(self) -> int:
+        """Roll catalogue rows that lag their events forward (after a crash); returns how many."""
+        lagging = self._con.execute(
+            """SELECT m.match_id FROM matches m
+               JOIN (SELECT match_id, max(seq) AS last FROM events GROUP BY match_id) e USING (match_id)
+               WHERE e.last > m.last_seq"""
+        ).fetchall()
+        for (match_id,) in lagging:
+            info = _select_one(self._con, match_id)
+            assert info is not None
+            rows = self._con.execute(
+                "SELECT seq, epoch_us(recorded_at), type, version, payload, hash FROM events"
+                " WHERE match_id = ? AND seq > ? ORDER BY seq",
+                [match_id, info.last_seq],
+            ).fetchall()
+            for seq, at_us, type_, version, payload, digest in rows:
+                info = info.after(seq, decode(payload, tag=type_, version=version), at_us, bytes(digest))
+            self._dirty[match_id] = info
+            for row in info.seat_rows():
+                self._dirty_seats[(match_id, row.seat)] = row
+        self._flush_catalogue()
+        return len(lagging)
+
+
+def _select_one(con: duckdb.DuckDBPyConnection, match_id: UUID) -> MatchInfo | None:
+    from .log import select_matches  # the one place that reads catalogue rows
+
+    found = select_matches(con, "WHERE match_id = ?", [match_id])
+    return found[0] if found else None
+
+
+def _seat_row(row: SeatRow) -> tuple[Any, ...]:
+    return (str(row.match_id), *msgspec.structs.astuple(row)[1:])
+
+
+def _timestamp(at_us: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=at_us)
+
+
+def _insert_events(con: duckdb.DuckDBPyConnection, rows: list[tuple[Any, ...]]) -> None:
+    """Insert event rows (times in us since the epoch)."""
+    if not rows:
+        return
+    if len(rows) < ARROW_ROWS:
+        rows = [(m, seq, eid, _timestamp(at), *rest) for m, seq, eid, at, *rest in rows]
+    _insert_rows(con, "events", rows, _EVENT_SCHEMA, _INSERT_EVENTS)
+
+
+def _insert(con: duckdb.DuckDBPyConnection, name: str, rows: list[tuple[Any, ...]], schema: pa.Schema,
+            *, upsert: bool) -> None:  # fmt: skip
+    sql = _UPSERT_MATCHES if name == "matches" else _UPSERT_SEATS
+    _insert_rows(con, name, rows, schema, sql if upsert else sql.replace("INSERT OR REPLACE", "INSERT"))
+
+
+def _insert_rows(con: duckdb.DuckDBPyConnection, name: str, rows: list[tuple[Any, ...]], schema: pa.Schema,
+                 sql: str) -> None:  # fmt: skip
+    """Small plain inserts go through the appender, the rest through Arrow (each is faster at its size)."""
+    if len(rows) < ARROW_ROWS and sql.lstrip().startswith("INSERT INTO"):
+        appender = con.appender(name)
+        appender.append_rows(rows)
+        appender.flush()
+        return
+    arrays = [
+        pa.array(values, type=column.type) for values, column in zip(zip(*rows, strict=True), schema, strict=True)
+    ]
+    view = f"_matchlog_{name}_batch"
+    con.register(view, pa.Table.from_arrays(arrays, schema=schema))
+    try:
+        con.execute(sql.format(table=view))
+    finally:
+        con.unregister(view)
 
 
 _INSERT_EVENTS = """
@@ -458,26 +646,6 @@ _UPSERT_MATCHES = """
 _UPSERT_SEATS = """
     INSERT OR REPLACE INTO seats
     SELECT match_id::UUID, seat, name, player, place, score, winner, removed FROM {table}"""
-
-
-def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
-    columns: list[list[Any]] = [[] for _ in range(width)]
-    for row in rows:
-        for column, value in zip(columns, row, strict=True):
-            column.append(value)
-    return columns
-
-
-def _insert(con: duckdb.DuckDBPyConnection, name: str, schema: pa.Schema, columns: list[list[Any]], sql: str) -> None:
-    view = f"_matchlog_{name}_batch"
-    batch = pa.Table.from_arrays(
-        [pa.array(column, type=f.type) for column, f in zip(columns, schema, strict=True)], schema=schema
-    )
-    con.register(view, batch)
-    try:
-        con.execute(sql.format(table=view))
-    finally:
-        con.unregister(view)
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:
