@@ -89,11 +89,15 @@ def reports_errors(command: F) -> F:
     return run  # type: ignore[return-value]
 
 
-def open_log(db: Path, *, write: bool = False) -> Store:
-    """The log at `db`: read-only unless the command writes; reading a missing file is an error."""
-    if not write and str(db) != ":memory:" and not db.exists():
+def open_log(db: Path, *, create: bool = False) -> Store:
+    """The log at `db`, owned by this command; only commands that record may create it.
+
+    Reading commands open it for writing too: that rolls the catalogue forward after a crash and
+    lets time travel cache its snapshots (DuckDB lets one process own a file either way).
+    """
+    if not create and str(db) != ":memory:" and not db.exists():
         raise StoreError(f"there is no log at {db} (play a match first, or give --db)", code="store.missing")
-    return Store(db, read_only=not write)
+    return Store(db)
 
 
 # -- play --------------------------------------------------------------------------------------
@@ -173,7 +177,7 @@ def _play(
             )
             console.out(f"match {short(result.match_id)}  {placed}")
 
-    with open_log(db, write=True) as store:
+    with open_log(db, create=True) as store:
         try:
             series = play_series(
                 game,
@@ -189,7 +193,7 @@ def _play(
             unfinished = [m for m in store.matches(game=game, status="running", limit=1)]
             left = f"; match {short(unfinished[0].match_id)} is left unfinished" if unfinished else ""
             raise StoreError(f"interrupted after {len(played)} finished matches{left}", code="interrupted") from None
-        findings = store.verify() if len(series.matches) <= 1000 else []
+        findings = store.verify([m.match_id for m in series.matches])
         if json:
             emit_json(
                 {
@@ -211,10 +215,9 @@ def _play(
             return
         if games > 1:
             console.print(_places_table(series.places, len(specs)))
-        console.out(
-            f"{len(series.matches)} match{'es' if len(series.matches) != 1 else ''} recorded in {db}"
-            + ("" if not findings else f"; verify found {len(findings)} problem(s)!")
-        )
+        count = len(series.matches)
+        verdict = "their hash chains verify" if not findings else f"verify found {len(findings)} problem(s)!"
+        console.out(f"{count} match{'es' if count != 1 else ''} recorded in {db}; {verdict}")
 
 
 def _places_table(places: dict[str, dict[int, int]], seats: int) -> Table:
@@ -455,6 +458,7 @@ def sql(
     csv: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
 ) -> None:
     """Run read-only SQL on the log: it can neither change the log nor read or write other files."""
+    open_log(db).close()  # first bring the catalogue up to date, should a writer have stopped short
     con = connect_read_only(db)
     try:
         relation = con.execute(query)
@@ -548,7 +552,7 @@ def undo_command(
     json: Json = False,
 ) -> None:
     """Take back a match's latest effective action (as an arbiter). The log keeps everything."""
-    with open_log(db, write=True) as store:
+    with open_log(db, create=True) as store:
         appended = undo(store, match, reason=reason)
         records = store.read(appended.match_id, start=appended.first_seq, stop=appended.first_seq)
     seqs = list(records[0].event.seqs)  # type: ignore[attr-defined]
@@ -567,7 +571,7 @@ def fork_command(
     json: Json = False,
 ) -> None:
     """Copy a match up to a seq into a new match (for what-if play); the new one records its origin."""
-    with open_log(db, write=True) as store:
+    with open_log(db, create=True) as store:
         source = store.resolve(match)
         new_id = fork(store, source, at)
     if json:
@@ -623,7 +627,7 @@ def import_command(
     """Import a JSON Lines export: every chain is checked; all of it lands, or none of it."""
     if not file.is_file():
         raise UsageError(f"{file} is not a file", code="usage.file")
-    with open_log(db, write=True) as store, file.open("rb") as lines:
+    with open_log(db, create=True) as store, file.open("rb") as lines:
         appended = store.import_jsonl(lines)
     written = sum(a.written for a in appended)
     if json:

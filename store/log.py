@@ -370,24 +370,28 @@ class Store:
         return int(self._read().execute("SELECT count(*) FROM events").fetchall()[0][0])
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Run a query on this process's own connection (for the library's statistics and tests)."""
+        """Run SQL on this process's own connection: matchlog only reads with it (tests also tamper)."""
         self.sync()
         return self._read().execute(sql, list(params)).fetchall()
 
     # -- verify ------------------------------------------------------------------------------
 
-    def verify(self, match_id: UUID | str | None = None) -> list[Finding]:
-        """Check the hash chain of one match (or all) and its catalogue head; [] when all is well.
+    def verify(self, matches: UUID | str | Sequence[UUID] | None = None) -> list[Finding]:
+        """Check the hash chains of one match, some, or all, and their catalogue heads; [] when all is well.
 
         The catalogue may lag the events (a writer that stopped before writing its last heads);
         that is not a finding as long as the chain holds the head the catalogue names.
+
+        Raises:
+            UnknownMatch: a single match was asked for and there is no such match.
         """
         self.sync()
         params: list[Any] = []
         events_where = matches_where = ""
-        if match_id is not None:
-            resolved = self.resolve(match_id)
-            events_where, matches_where, params = "WHERE match_id = ?", "WHERE match_id = ?", [resolved, resolved]
+        if matches is not None:
+            ids = [self.resolve(matches)] if isinstance(matches, UUID | str) else list(matches)
+            events_where = matches_where = "WHERE match_id IN (SELECT unnest(?::UUID[]))"
+            params = [[str(m) for m in ids]] * 2
         rows = self._read().execute(_VERIFY.format(events_where=events_where, matches_where=matches_where), params)
         findings: list[Finding] = []
         for (
