@@ -33,7 +33,7 @@ from matchlog.events import (
 
 from .catalogue import Appended, Finding, MatchInfo
 from .chain import SQL_EXPECTED_HASH
-from .schema import DDL, MATCH_COLUMNS
+from .schema import DDL, MATCH_COLUMNS, SCHEMA_VERSION
 from .writer import Item, Request, Writer, item
 
 __all__ = ["Store", "connect_read_only", "select_matches"]
@@ -158,29 +158,46 @@ class Store:
         self._local = threading.local()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._cursors_lock = threading.Lock()
-        if not read_only:
-            try:
+        try:
+            self._check_is_log(create=not read_only)
+            if not read_only:
                 self._db.execute(DDL)
-            except duckdb.Error as error:
-                self._db.close()
-                raise StoreError(
-                    f"{self.path} is not a matchlog log: {_first_line(str(error))}", code="store.unreadable"
-                ) from None
-        else:
-            self._check_is_log()
-        self._writer = None if read_only else Writer(self._db.cursor())
+        except duckdb.Error as error:
+            self._db.close()
+            raise StoreError(
+                f"{self.path} is not a matchlog log: {_first_line(str(error))}", code="store.unreadable"
+            ) from None
+        except StoreError:
+            self._db.close()
+            raise
+        try:
+            self._writer = None if read_only else Writer(self._db.cursor())
+        except Exception as error:  # rolling the catalogue forward failed: say so, and let go of the file
+            self._db.close()
+            raise StoreError(
+                f"{self.path}: could not bring the catalogue up to date: {error}", code="store.unreadable"
+            ) from None
         self._closed = False
         # A store left open at exit is still closed in order (its queue committed, the file released).
         atexit.register(self.close)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def _check_is_log(self) -> None:
-        try:
-            self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-        except duckdb.Error:
-            self._db.close()
-            raise StoreError(f"{self.path} is not a matchlog log", code="store.unreadable") from None
+    def _check_is_log(self, *, create: bool) -> None:
+        """Refuse a database that is not a matchlog log (or is one of another schema version)."""
+        tables = {name for (name,) in self._db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        if not tables and create:
+            return  # a new log
+        if "meta" not in tables or "events" not in tables:
+            raise StoreError(f"{self.path} is a database, but not a matchlog log", code="store.unreadable")
+        found = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+        if not found or found[0][0] != SCHEMA_VERSION:
+            version = found[0][0] if found else "none"
+            raise StoreError(
+                f"{self.path} is a matchlog log of schema version {version}; this matchlog reads "
+                f"version {SCHEMA_VERSION}",
+                code="store.version",
+            )
 
     def close(self) -> None:
         """Commit what is queued and release the file."""

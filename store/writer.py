@@ -261,15 +261,22 @@ class Writer:
                 self._flush_catalogue()
                 return
             kind, payload, future = job
-            if kind == "append":
-                group, held = self._gather((payload, future))
-                self._commit_appends(group)
-            elif kind == "bulk":
-                self._commit_bulk(payload, future)
-            elif kind == "sync":
-                self._settle(future, self._flush_catalogue)
-            else:
-                self._settle(future, partial(self._transaction, partial(payload, self._con)))
+            group = [(payload, future)]
+            try:
+                if kind == "append":
+                    group, held = self._gather((payload, future))
+                    self._commit_appends(group)
+                elif kind == "bulk":
+                    self._commit_bulk(payload, future)
+                elif kind == "sync":
+                    self._settle(future, self._flush_catalogue)
+                else:
+                    self._settle(future, partial(self._transaction, partial(payload, self._con)))
+            except Exception as error:  # never leave a caller waiting, and keep serving the others
+                failure = _store_error(error)
+                for _, waiting in group:
+                    if not waiting.done():
+                        waiting.set_exception(failure)
             if time.monotonic() - self._flushed_at > FLUSH_SECONDS:
                 self._try_flush()
 
@@ -417,13 +424,15 @@ class Writer:
             event = entry.event
             if seq == 0:
                 if not isinstance(event, MatchStarted):
-                    raise StoreError(f"match {match_id} must start with match.started, not {event.tag}",
-                                     code="store.bad_start")  # fmt: skip
+                    raise StoreError(
+                        f"match {match_id} must start with match.started, not {event.tag}", code="store.bad_start"
+                    )
                 info = MatchInfo.started(match_id, event, entry.at_us)
                 seats = info.seat_rows()
             elif isinstance(event, MatchStarted):
-                raise StoreError(f"match {match_id} has already started (match.started at seq {seq})",
-                                 code="store.bad_start")  # fmt: skip
+                raise StoreError(
+                    f"match {match_id} has already started (match.started at seq {seq})", code="store.bad_start"
+                )
             assert info is not None
             seat = getattr(event, "seat", None)
             seat = seat if isinstance(seat, int) else None
@@ -433,17 +442,39 @@ class Writer:
                     raise StoreError(f"{event.tag}: {what} {value} is not a seat number", code="store.bad_event")
             event_id = str(entry.event_id)
             digest = chain_hash(
-                prev, match_text, seq, event_id, entry.at_us, actor, info.game, event.tag, entry.version, seat,
+                prev,
+                match_text,
+                seq,
+                event_id,
+                entry.at_us,
+                actor,
+                info.game,
+                event.tag,
+                entry.version,
+                seat,
                 entry.payload,
-            )  # fmt: skip
+            )
             if entry.claimed_hash is not None and entry.claimed_hash != digest:
                 where = f"line {entry.line}" if entry.line is not None else f"seq {seq}"
                 raise ImportRejected(
                     f"match {match_id} seq {seq} ({where}): its hash does not follow from the chain "
                     f"(claimed {entry.claimed_hash.hex()[:16]}…, computed {digest.hex()[:16]}…)"
                 )
-            rows.append((match_text, seq, event_id, entry.at_us, actor, info.game, event.tag, entry.version, seat,
-                         entry.payload, digest))  # fmt: skip
+            rows.append(
+                (
+                    match_text,
+                    seq,
+                    event_id,
+                    entry.at_us,
+                    actor,
+                    info.game,
+                    event.tag,
+                    entry.version,
+                    seat,
+                    entry.payload,
+                    digest,
+                )
+            )
             new_ids[entry.event_id.int] = seq
             if isinstance(event, MatchEnded | ActionsUndone):
                 ended_before = info.ended_seq
@@ -609,14 +640,16 @@ def _insert_events(con: duckdb.DuckDBPyConnection, rows: list[tuple[Any, ...]]) 
     _insert_rows(con, "events", rows, _EVENT_SCHEMA, _INSERT_EVENTS)
 
 
-def _insert(con: duckdb.DuckDBPyConnection, name: str, rows: list[tuple[Any, ...]], schema: pa.Schema,
-            *, upsert: bool) -> None:  # fmt: skip
+def _insert(
+    con: duckdb.DuckDBPyConnection, name: str, rows: list[tuple[Any, ...]], schema: pa.Schema, *, upsert: bool
+) -> None:
     sql = _UPSERT_MATCHES if name == "matches" else _UPSERT_SEATS
     _insert_rows(con, name, rows, schema, sql if upsert else sql.replace("INSERT OR REPLACE", "INSERT"))
 
 
-def _insert_rows(con: duckdb.DuckDBPyConnection, name: str, rows: list[tuple[Any, ...]], schema: pa.Schema,
-                 sql: str) -> None:  # fmt: skip
+def _insert_rows(
+    con: duckdb.DuckDBPyConnection, name: str, rows: list[tuple[Any, ...]], schema: pa.Schema, sql: str
+) -> None:
     """Small plain inserts go through the appender, the rest through Arrow (each is faster at its size)."""
     if len(rows) < ARROW_ROWS and sql.lstrip().startswith("INSERT INTO"):
         appender = con.appender(name)

@@ -431,6 +431,31 @@ def test_a_file_that_is_not_a_log_is_a_clear_error(tmp_path: Path):
     assert not isinstance(caught.value, StoreBusy)
 
 
+def test_another_database_is_never_taken_for_a_log(tmp_path: Path):
+    import duckdb
+
+    path = tmp_path / "other.duckdb"
+    other = duckdb.connect(str(path))
+    other.execute("CREATE TABLE customers (id INTEGER)")
+    other.close()
+    for read_only in (False, True):
+        with pytest.raises(StoreError, match="not a matchlog log") as caught:
+            Store(path, read_only=read_only)
+        assert caught.value.code == "store.unreadable"
+    other = duckdb.connect(str(path))
+    assert other.execute("SELECT table_name FROM duckdb_tables()").fetchall() == [("customers",)]
+    other.close()
+
+
+def test_a_log_of_another_schema_version_is_refused(tmp_path: Path):
+    path = tmp_path / "log.duckdb"
+    with Store(path) as store:
+        store.query("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match="schema version 99") as caught:
+        Store(path)
+    assert caught.value.code == "store.version"
+
+
 def test_a_read_only_store_cannot_append(tmp_path: Path):
     path = tmp_path / "log.duckdb"
     with Store(path) as store:
