@@ -39,7 +39,7 @@ class PlayerCalls:
     def __init__(self, player: object, timeout: float | None) -> None:
         self.player = player
         self.timeout = timeout
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Reply], threading.Event]] | None = None
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Reply], threading.Event] | None] | None = None
         self._hung = False
 
     def call(self, method: str, *args: Any, required: bool = True) -> Reply:
@@ -64,11 +64,17 @@ class PlayerCalls:
             return Reply(failure="player.timeout", detail=f"{method}() gave no answer within {self.timeout:g} s")
         return box[0]
 
+    def close(self) -> None:
+        """Let the player's thread end (a hung one ends when its call returns, if ever)."""
+        if self._jobs is not None:
+            self._jobs.put(None)
+            self._jobs = None
 
-def _serve(jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Reply], threading.Event]]) -> None:
-    while True:
-        job, box, done = jobs.get()
-        box.append(job())
+
+def _serve(jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Reply], threading.Event] | None]) -> None:
+    while (job := jobs.get()) is not None:
+        work, box, done = job
+        box.append(work())
         done.set()
 
 

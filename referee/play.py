@@ -88,7 +88,11 @@ def play_match(
         for seat, player in zip(seats, players, strict=True)
     ]
     referee = Referee(engine, started, recorder, match_id=match_id, on_event=on_event)
-    outcome = referee.run(PROTOCOLS[game](calls))
+    try:
+        outcome = referee.run(PROTOCOLS[game](calls))
+    finally:
+        for call in calls:
+            call.close()
     return MatchResult(match_id, tuple(seats), outcome)
 
 

@@ -324,6 +324,18 @@ def test_user_players_from_a_file_keep_their_knowledge_across_a_series(tmp_path:
         assert store.verify() == []
 
 
+def test_user_players_do_not_leave_threads_behind(tmp_path: Path):
+    import threading
+
+    path = tmp_path / "my_ai.py"
+    path.write_text(USER_PLAYER)
+    play_series("porrinha", [f"{path}:Counter", f"{path}:Counter"], games=2, seed=1)
+    before = threading.active_count()
+    play_series("porrinha", [f"{path}:Counter", f"{path}:Counter", "random"], games=20, seed=2)
+    time.sleep(0.1)
+    assert threading.active_count() <= before
+
+
 def test_user_players_from_a_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     (tmp_path / "my_package").mkdir()
     (tmp_path / "my_package" / "__init__.py").write_text("")
