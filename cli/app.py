@@ -38,6 +38,7 @@ from .output import (
     match_dict,
     matches_table,
     short,
+    short_spec,
     when,
 )
 
@@ -116,6 +117,7 @@ def play_porrinha(
         typer.Option(
             "--player",
             "-p",
+            metavar="SPEC",
             help="A player, once per seat in seat order: a built-in (random, reasoner), path/to/file.py:Class "
             "or package.module:Class; prefix NAME= to name the seat.",
         ),
@@ -437,7 +439,7 @@ def stats(
         players.add_row(
             p.game,
             p.name,
-            p.player,
+            short_spec(p.player),
             str(p.matches),
             str(p.wins),
             f"{p.win_rate:.0%} ({p.win_low:.0%}-{p.win_high:.0%})",

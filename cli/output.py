@@ -63,6 +63,16 @@ def short(match_id: UUID | str) -> str:
     return str(match_id)[:13]
 
 
+def short_spec(spec: str) -> str:
+    """A player spec without its folders: `/long/path/my_ai.py:Player` -> `my_ai.py:Player`."""
+    where, colon, name = spec.rpartition(":")
+    return (
+        f"{where.replace(chr(92), '/').rsplit('/', 1)[-1]}:{name}"
+        if colon and "/" in where.replace(chr(92), "/")
+        else spec
+    )
+
+
 def when(at_us: int | None) -> str:
     """A UTC time a person reads."""
     return "" if at_us is None else us_to_datetime(at_us).strftime("%Y-%m-%d %H:%M:%SZ")
