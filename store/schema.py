@@ -3,45 +3,75 @@ so those sit next to the JSON payload instead of inside it."""
 
 from __future__ import annotations
 
-__all__ = ["DDL", "EVENT_COLUMNS", "MATCH_COLUMNS", "SCHEMA_VERSION", "SEAT_COLUMNS"]
+import pyarrow as pa
+
+__all__ = [
+    "DDL",
+    "EVENT_COLUMNS",
+    "EVENT_ROWS",
+    "MATCH_COLUMNS",
+    "MATCH_ROWS",
+    "SCHEMA_VERSION",
+    "SEAT_COLUMNS",
+    "SEAT_ROWS",
+]
 
 SCHEMA_VERSION = "1"
 
-EVENT_COLUMNS = (
-    "match_id",
-    "seq",
-    "event_id",
-    "recorded_at",
-    "actor",
-    "game",
-    "type",
-    "version",
-    "seat",
-    "payload",
-    "hash",
+# The rows of each table as the writer hands them to DuckDB (ids as text, cast in SQL).
+EVENT_ROWS = pa.schema(
+    [
+        ("match_id", pa.string()),
+        ("seq", pa.int64()),
+        ("event_id", pa.string()),
+        ("recorded_at", pa.timestamp("us")),
+        ("actor", pa.int16()),
+        ("game", pa.string()),
+        ("type", pa.string()),
+        ("version", pa.int16()),
+        ("seat", pa.int16()),
+        ("payload", pa.string()),
+        ("hash", pa.binary()),
+    ]
+)
+MATCH_ROWS = pa.schema(
+    [
+        ("match_id", pa.string()),
+        ("game", pa.string()),
+        ("status", pa.string()),
+        ("created_at", pa.timestamp("us")),
+        ("ended_at", pa.timestamp("us")),
+        ("players", pa.list_(pa.string())),
+        ("strategies", pa.list_(pa.string())),
+        ("options", pa.string()),
+        ("last_seq", pa.int64()),
+        ("head_hash", pa.binary()),
+        ("ended_seq", pa.int64()),
+        ("result", pa.string()),
+        ("winners", pa.list_(pa.int16())),
+        ("origin_match", pa.string()),
+        ("origin_seq", pa.int64()),
+        ("series_id", pa.string()),
+        ("series_game", pa.int32()),
+    ]
+)
+SEAT_ROWS = pa.schema(
+    [
+        ("match_id", pa.string()),
+        ("seat", pa.int16()),
+        ("name", pa.string()),
+        ("player", pa.string()),
+        ("place", pa.int16()),
+        ("score", pa.float64()),
+        ("winner", pa.bool_()),
+        ("removed", pa.bool_()),
+    ]
 )
 
-MATCH_COLUMNS = (
-    "match_id",
-    "game",
-    "status",
-    "created_at",
-    "ended_at",
-    "players",
-    "strategies",
-    "options",
-    "last_seq",
-    "head_hash",
-    "ended_seq",
-    "result",
-    "winners",
-    "origin_match",
-    "origin_seq",
-    "series_id",
-    "series_game",
-)
 
-SEAT_COLUMNS = ("match_id", "seat", "name", "player", "place", "score", "winner", "removed")
+EVENT_COLUMNS = tuple(EVENT_ROWS.names)
+MATCH_COLUMNS = tuple(MATCH_ROWS.names)
+SEAT_COLUMNS = tuple(SEAT_ROWS.names)
 
 DDL = f"""
 CREATE TABLE IF NOT EXISTS meta (

@@ -50,6 +50,7 @@ from matchlog.events import (
 
 from .catalogue import Appended, MatchInfo, SeatRow
 from .chain import GENESIS, chain_hash
+from .schema import EVENT_ROWS, MATCH_ROWS, SEAT_ROWS
 
 __all__ = ["GROUP_EVENTS", "Item", "Request", "Writer", "item"]
 
@@ -68,55 +69,6 @@ OPEN_MATCHES = 4_096
 #: The largest seat number the log's SMALLINT columns hold.
 _MAX_SEAT = 32_767
 _EPOCH = datetime(1970, 1, 1)
-
-_EVENT_SCHEMA = pa.schema(
-    [
-        ("match_id", pa.string()),
-        ("seq", pa.int64()),
-        ("event_id", pa.string()),
-        ("recorded_at", pa.timestamp("us")),
-        ("actor", pa.int16()),
-        ("game", pa.string()),
-        ("type", pa.string()),
-        ("version", pa.int16()),
-        ("seat", pa.int16()),
-        ("payload", pa.string()),
-        ("hash", pa.binary()),
-    ]
-)
-_MATCH_SCHEMA = pa.schema(
-    [
-        ("match_id", pa.string()),
-        ("game", pa.string()),
-        ("status", pa.string()),
-        ("created_at", pa.timestamp("us")),
-        ("ended_at", pa.timestamp("us")),
-        ("players", pa.list_(pa.string())),
-        ("strategies", pa.list_(pa.string())),
-        ("options", pa.string()),
-        ("last_seq", pa.int64()),
-        ("head_hash", pa.binary()),
-        ("ended_seq", pa.int64()),
-        ("result", pa.string()),
-        ("winners", pa.list_(pa.int16())),
-        ("origin_match", pa.string()),
-        ("origin_seq", pa.int64()),
-        ("series_id", pa.string()),
-        ("series_game", pa.int32()),
-    ]
-)
-_SEAT_SCHEMA = pa.schema(
-    [
-        ("match_id", pa.string()),
-        ("seat", pa.int16()),
-        ("name", pa.string()),
-        ("player", pa.string()),
-        ("place", pa.int16()),
-        ("score", pa.float64()),
-        ("winner", pa.bool_()),
-        ("removed", pa.bool_()),
-    ]
-)
 
 
 class Item(msgspec.Struct, frozen=True):
@@ -544,14 +496,14 @@ class Writer:
             con.begin()
             _insert_events(con, group.events)
             if created:
-                _insert(con, "matches", [info.row() for info in created], _MATCH_SCHEMA, upsert=False)  # type: ignore[union-attr]
+                _insert(con, "matches", [info.row() for info in created], MATCH_ROWS, upsert=False)  # type: ignore[union-attr]
             if new_seats:
-                _insert(con, "seats", [_seat_row(row) for row in new_seats], _SEAT_SCHEMA, upsert=False)
+                _insert(con, "seats", [_seat_row(row) for row in new_seats], SEAT_ROWS, upsert=False)
             if bulk and changed:
                 # Bulk jobs are rare and all-or-nothing: their catalogue changes go in the same transaction.
-                _insert(con, "matches", [info.row() for info in changed.values()], _MATCH_SCHEMA, upsert=True)  # type: ignore[union-attr]
+                _insert(con, "matches", [info.row() for info in changed.values()], MATCH_ROWS, upsert=True)  # type: ignore[union-attr]
                 if other_seats:
-                    _insert(con, "seats", [_seat_row(row) for row in other_seats.values()], _SEAT_SCHEMA, upsert=True)
+                    _insert(con, "seats", [_seat_row(row) for row in other_seats.values()], SEAT_ROWS, upsert=True)
             con.commit()
         except Exception:
             _rollback(con)  # memory still holds only what is committed
@@ -579,9 +531,9 @@ class Writer:
 
         def work() -> None:
             if matches:
-                _insert(self._con, "matches", [info.row() for info in matches.values()], _MATCH_SCHEMA, upsert=True)
+                _insert(self._con, "matches", [info.row() for info in matches.values()], MATCH_ROWS, upsert=True)
             if seats:
-                _insert(self._con, "seats", [_seat_row(row) for row in seats.values()], _SEAT_SCHEMA, upsert=True)
+                _insert(self._con, "seats", [_seat_row(row) for row in seats.values()], SEAT_ROWS, upsert=True)
 
         self._transaction(work)
         for match_id, info in matches.items():
@@ -637,7 +589,7 @@ def _insert_events(con: duckdb.DuckDBPyConnection, rows: list[tuple[Any, ...]]) 
         return
     if len(rows) < ARROW_ROWS:
         rows = [(m, seq, eid, _timestamp(at), *rest) for m, seq, eid, at, *rest in rows]
-    _insert_rows(con, "events", rows, _EVENT_SCHEMA, _INSERT_EVENTS)
+    _insert_rows(con, "events", rows, EVENT_ROWS, _INSERT_EVENTS)
 
 
 def _insert(
