@@ -26,7 +26,20 @@ from matchlog.events import (
     UsageError,
 )
 
-__all__ = ["Engine", "GameSpec", "Rule", "Turn", "describe_lifecycle", "ordinal", "parse_options", "shown"]
+__all__ = [
+    "CHANCE",
+    "Engine",
+    "GameSpec",
+    "Rule",
+    "Turn",
+    "describe_lifecycle",
+    "ordinal",
+    "parse_options",
+    "shown",
+]
+
+#: The seat of chance: `to_act` returns it when the referee must roll, shuffle or deal.
+CHANCE = -1
 
 State = TypeVar("State")
 
@@ -81,6 +94,10 @@ class Engine(Protocol[State]):
 
     def to_act(self, state: State) -> Turn | None:
         """Whose decision is awaited, or None when the match is over."""
+        ...
+
+    def chance_outcomes(self, state: State) -> tuple[Event, ...]:
+        """The equally likely events chance may record now (empty unless `to_act` is CHANCE)."""
         ...
 
     def legal(self, state: State, seat: int) -> tuple[Event, ...]:

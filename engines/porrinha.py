@@ -194,6 +194,9 @@ class Porrinha:
                 return Turn(seat, "guess")
         return None  # pragma: no cover - a complete round is settled by apply
 
+    def chance_outcomes(self, state: PorrinhaState) -> tuple[Event, ...]:
+        return ()  # Porrinha has no chance
+
     def legal(self, state: PorrinhaState, seat: int) -> tuple[Event, ...]:
         turn = self.to_act(state)
         if turn is None or turn.seat != seat:

@@ -6,13 +6,14 @@ from typing import Any
 
 from matchlog.events import UsageError
 
-from . import porrinha
+from . import backgammon, porrinha
 from .contract import Engine
 
 __all__ = ["GAMES", "get", "names"]
 
 GAMES: dict[str, Engine[Any]] = {
     porrinha.ENGINE.spec.name: porrinha.ENGINE,
+    backgammon.ENGINE.spec.name: backgammon.ENGINE,
 }
 
 

@@ -16,6 +16,7 @@ Schema evolution, the rules every change to an event follows:
    them all, so an incompatible change fails a test rather than a replay.
 """
 
+from .backgammon import CheckerMoved, DiceRolled, OpeningRolled
 from .base import Event, Outcome, Seat
 from .codec import EVENT_TYPES, AnyEvent, current_version, decode, encode, event_type, json_schema, upcaster
 from .envelope import Draft, Record, draft, now_us, us_to_datetime, uuid7
@@ -38,8 +39,10 @@ __all__ = [
     "ActionsUndone",
     "AnswerRejected",
     "AnyEvent",
+    "CheckerMoved",
     "ConcurrencyError",
     "DecodeError",
+    "DiceRolled",
     "Draft",
     "Event",
     "GuessMade",
@@ -52,6 +55,7 @@ __all__ = [
     "MatchEnded",
     "MatchStarted",
     "MatchlogError",
+    "OpeningRolled",
     "Origin",
     "Outcome",
     "PlayerRemoved",

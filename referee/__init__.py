@@ -2,13 +2,13 @@
 
 from .calls import PlayerCalls, Reply
 from .match import GameProtocol, MemoryRecorder, Recorder, Referee, StoreRecorder
-from .play import DEFAULT_TIMEOUT, PROTOCOLS, MatchResult, SeriesResult, play_match, play_series
+from .play import DEFAULT_TIMEOUT, RUNNERS, MatchResult, SeriesResult, play_match, play_series
 from .players import builtin_names, make_player, register_builtin, seats_from_specs
 from .porrinha import PorrinhaProtocol, RandomPlayer, ReasonerPlayer, Table
 
 __all__ = [
     "DEFAULT_TIMEOUT",
-    "PROTOCOLS",
+    "RUNNERS",
     "GameProtocol",
     "MatchResult",
     "MemoryRecorder",

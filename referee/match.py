@@ -16,6 +16,7 @@ from uuid import UUID
 from matchlog.engines import Engine, Turn
 from matchlog.engines.contract import shown
 from matchlog.events import (
+    ActionsUndone,
     AnswerRejected,
     Draft,
     Event,
@@ -126,6 +127,7 @@ class Referee:
         self.on_event = on_event
         self.state = engine.start(started)
         self.removed: set[int] = set()
+        self.outcome: Outcome | None = None
         self.seq = -1
         self._emit([started], apply=False)
 
@@ -192,10 +194,15 @@ class Referee:
                     self.record(event)
             protocol.after(self, before, self.state)
         protocol.end(self)
-        outcome = self.engine.outcome(self.state)
+        return self.finish()
+
+    def finish(self, outcome: Outcome | None = None) -> Outcome:
+        """Record how the match ended (by default, as the engine sees it) and wait for the log."""
+        outcome = outcome if outcome is not None else self.engine.outcome(self.state)
         assert outcome is not None, "an engine with nobody to act must have an outcome"
         self.record(MatchEnded(outcome=outcome))
         self.recorder.close()
+        self.outcome = outcome
         return outcome
 
     def abandon(self, reason: str) -> Outcome:
@@ -204,4 +211,10 @@ class Referee:
         outcome = Outcome(places=(1,) * players, winners=(), result="abandoned", removed=tuple(sorted(self.removed)))
         self.record(MatchEnded(outcome=outcome, reason=reason))
         self.recorder.close()
+        self.outcome = outcome
         return outcome
+
+    def take_back(self, undo: ActionsUndone, state: Any) -> None:
+        """Record an undo and return to `state`, the state before the first event it takes back."""
+        self._emit([undo], apply=False)
+        self.state = state

@@ -18,18 +18,23 @@ from matchlog.engines import parse_options
 from matchlog.events import Event, MatchStarted, Outcome, Seat, Series, UsageError, uuid7
 from matchlog.store import Store
 
+from . import backgammon
 from .calls import PlayerCalls
-from .match import GameProtocol, MemoryRecorder, Recorder, Referee, StoreRecorder
+from .match import MemoryRecorder, Recorder, Referee, StoreRecorder
 from .players import builtin_names, make_player, seats_from_specs
 from .porrinha import PorrinhaProtocol
 
-__all__ = ["DEFAULT_TIMEOUT", "PROTOCOLS", "MatchResult", "SeriesResult", "play_match", "play_series"]
+__all__ = ["DEFAULT_TIMEOUT", "RUNNERS", "MatchResult", "SeriesResult", "play_match", "play_series"]
 
 #: Seconds a player may take to answer one call, unless told otherwise.
 DEFAULT_TIMEOUT = 10.0
 
-PROTOCOLS: dict[str, Callable[[Sequence[PlayerCalls]], GameProtocol]] = {
-    "porrinha": PorrinhaProtocol,
+Runner = Callable[[Referee, Sequence[PlayerCalls], random.Random], object]
+
+#: How each game drives its players through a match: (referee, player calls, chance's RNG).
+RUNNERS: dict[str, Runner] = {
+    "porrinha": lambda referee, calls, rng: referee.run(PorrinhaProtocol(calls)),
+    "backgammon": backgammon.referee_match,
 }
 
 
@@ -59,11 +64,13 @@ def play_match(
     recorder: Recorder | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     series: Series | None = None,
+    seed: int | None = None,
     on_event: Callable[[Event, Any], None] | None = None,
 ) -> MatchResult:
     """Referee one match between `players` (seated as `seats`) and record it.
 
     Built-in players are called directly; user players run under `timeout` seconds per call.
+    `seed` seeds chance (dice, shuffles, boards).
 
     Raises:
         UsageError: a bad game, option or table size.
@@ -89,11 +96,12 @@ def play_match(
     ]
     referee = Referee(engine, started, recorder, match_id=match_id, on_event=on_event)
     try:
-        outcome = referee.run(PROTOCOLS[game](calls))
+        RUNNERS[game](referee, calls, random.Random(seed))
     finally:
         for call in calls:
             call.close()
-    return MatchResult(match_id, tuple(seats), outcome)
+    assert referee.outcome is not None, f"the {game} runner ended without recording an outcome"
+    return MatchResult(match_id, tuple(seats), referee.outcome)
 
 
 def play_series(
@@ -115,7 +123,7 @@ def play_series(
     """
     if games < 1:
         raise UsageError(f"--games must be at least 1, not {games}", code="usage.games")
-    if game not in PROTOCOLS:
+    if game not in RUNNERS:
         get_engine(game)  # the clearer error when the game does not exist at all
         raise UsageError(f"matchlog cannot referee {game} yet", code="usage.game")
     seats = seats_from_specs(game, specs)
@@ -126,7 +134,16 @@ def play_series(
     places: dict[str, dict[int, int]] = {seat.name: {} for seat in seats}
     for number in range(1, games + 1):
         series = Series(series_id, number, games) if games > 1 else None
-        result = play_match(game, seats, players, options=options, store=store, timeout=timeout, series=series)
+        result = play_match(
+            game,
+            seats,
+            players,
+            options=options,
+            store=store,
+            timeout=timeout,
+            series=series,
+            seed=base.randrange(2**63),
+        )
         results.append(result)
         for seat, place in enumerate(result.outcome.places):
             counts = places[seats[seat].name]

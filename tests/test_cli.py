@@ -246,8 +246,10 @@ def test_schema_prints_every_event_or_one():
 
 
 def test_games_lists_games_players_and_options():
-    listing = json.loads(invoke("games", "--json")[0])
-    assert listing[0]["game"] == "porrinha" and "reasoner" in listing[0]["builtin_players"]
+    listing = {entry["game"]: entry for entry in json.loads(invoke("games", "--json")[0])}
+    assert "reasoner" in listing["porrinha"]["builtin_players"]
+    assert "heuristic" in listing["backgammon"]["builtin_players"]
+    assert listing["backgammon"]["options"] == {"rules": "standard", "move_by_turn_rolls": False}
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,593 @@
+"""pygammon's protocol, unchanged, in front of matchlog's referee; and backgammon's players.
+
+A program written for `pygammon.run(receive_input, send_output, move_by_turn_rolls=False)` runs
+against `matchlog.referee.backgammon.run` by changing only its import: the same `Side`,
+`InputType`, `OutputType`, `InvalidMoveCode`, `GameState`, `DieRolls` and `Point`, the same board
+indexing and the same order of outputs (GAME_STATE after every valid move, undo within a turn,
+the move that completes a turn not undoable, no input asked when no move is possible). The game is
+recorded: every roll, move, rejection and undo is an event in the log, which `run`'s keyword
+arguments choose (by default `$MATCHLOG_DB` or `matches.duckdb`).
+
+What differs from pygammon, on purpose (../shared/RULES.md): standard rules by default
+(`rules="pygammon"` restores its looser bear-off and the missing larger-die rule); the number of
+dice a turn must play is computed exactly; a negative die or point index is refused rather than
+read from the end; and malformed input gets an INVALID_MOVE answer instead of crashing the game.
+Outputs carry copies of the board, so a client may keep them without deep-copying.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from matchlog.engines import CHANCE
+from matchlog.engines.backgammon import (
+    ENGINE,
+    FIRST,
+    SECOND,
+    BackgammonRule,
+    BackgammonState,
+    Play,
+    pips,
+    plays,
+)
+from matchlog.engines.contract import shown
+from matchlog.events import (
+    ActionsUndone,
+    AnswerRejected,
+    CheckerMoved,
+    IllegalAction,
+    MatchStarted,
+    Outcome,
+    Seat,
+    UsageError,
+    uuid7,
+)
+from matchlog.store import Store
+
+from .calls import PlayerCalls, Reply
+from .match import MAX_DECISIONS, MemoryRecorder, Referee, StoreRecorder
+from .players import register_builtin
+
+__all__ = [
+    "Board",
+    "CallablePlayer",
+    "DieRolls",
+    "GameState",
+    "HeuristicPlayer",
+    "InputType",
+    "InvalidMoveCode",
+    "OutputType",
+    "Point",
+    "RandomPlayer",
+    "Side",
+    "run",
+]
+
+
+# -- pygammon's names and values ---------------------------------------------------------------
+
+
+class Side(IntEnum):
+    """Playing side"""
+
+    FIRST = 0
+    SECOND = 1
+
+
+class InputType(Enum):
+    """Reason to receive input"""
+
+    MOVE = 0
+    UNDO = 1
+
+
+class OutputType(Enum):
+    """Reason to send output"""
+
+    GAME_STATE = 0
+    TURN_ROLLS = 1
+    MOVE_ROLLS = 2
+    INVALID_MOVE = 3
+    GAME_WON = 4
+
+
+class InvalidMoveCode(Enum):
+    """Invalid move error codes"""
+
+    DIE_INDEX_INVALID = 0
+    SOURCE_INVALID = 1
+    SOURCE_NOT_OWNED_PIECE = 2
+    DESTINATION_OUT_OF_BOARD = 3
+    DESTINATION_OCCUPIED = 4
+    INVALID_MOVE_TYPE = 5
+    NOTHING_TO_UNDO = 6
+    INVALID_INPUT_TYPE = 7
+
+
+@dataclass
+class Point:
+    """Board point data"""
+
+    side: Side | None = None
+    count: int = 0
+
+
+class GameState(NamedTuple):
+    """Game state data"""
+
+    board: list[Point]
+    first_hit: int
+    first_borne: int
+    second_hit: int
+    second_borne: int
+
+
+class DieRolls(NamedTuple):
+    """Two die rolls"""
+
+    first: int
+    second: int
+
+
+#: How each rule the engine enforces is told to a pygammon client.
+_PROTOCOL_CODE: dict[str, InvalidMoveCode] = {
+    BackgammonRule.DIE_INDEX_INVALID: InvalidMoveCode.DIE_INDEX_INVALID,
+    BackgammonRule.SOURCE_INVALID: InvalidMoveCode.SOURCE_INVALID,
+    BackgammonRule.SOURCE_NOT_OWNED_PIECE: InvalidMoveCode.SOURCE_NOT_OWNED_PIECE,
+    BackgammonRule.DESTINATION_OUT_OF_BOARD: InvalidMoveCode.DESTINATION_OUT_OF_BOARD,
+    BackgammonRule.DESTINATION_OCCUPIED: InvalidMoveCode.DESTINATION_OCCUPIED,
+    BackgammonRule.INVALID_MOVE_TYPE: InvalidMoveCode.INVALID_MOVE_TYPE,
+    BackgammonRule.NOTHING_TO_UNDO: InvalidMoveCode.NOTHING_TO_UNDO,
+    BackgammonRule.INVALID_INPUT_TYPE: InvalidMoveCode.INVALID_INPUT_TYPE,
+    # Standard rules pygammon has no code for: the die cannot be played that way.
+    BackgammonRule.MUST_USE_MORE_DICE: InvalidMoveCode.DIE_INDEX_INVALID,
+    BackgammonRule.LARGER_DIE_REQUIRED: InvalidMoveCode.DIE_INDEX_INVALID,
+}
+
+
+def game_state(state: BackgammonState) -> GameState:
+    """pygammon's GameState of a board (a fresh copy each time)."""
+    board = [
+        Point(Side.FIRST, value) if value > 0 else Point(Side.SECOND, -value) if value < 0 else Point()
+        for value in state.points
+    ]
+    return GameState(board, state.bar[FIRST], state.off[FIRST], state.bar[SECOND], state.off[SECOND])
+
+
+# -- what a player sees ------------------------------------------------------------------------
+
+
+class Board:
+    """A read-only view of the game for a player: the board, the dice, and the legal moves."""
+
+    __slots__ = ("_state", "side")
+
+    def __init__(self, state: BackgammonState, side: int) -> None:
+        object.__setattr__(self, "_state", state)
+        object.__setattr__(self, "side", Side(side))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("the board is read-only")
+
+    @property
+    def state(self) -> BackgammonState:
+        """The engine's (frozen) state: nothing in backgammon is hidden."""
+        return self._state
+
+    @property
+    def points(self) -> tuple[int, ...]:
+        """Points 0..23: +n checkers of FIRST, -n of SECOND."""
+        return self._state.points
+
+    def game_state(self) -> GameState:
+        """The board as pygammon sends it."""
+        return game_state(self._state)
+
+    def bar(self, side: int) -> int:
+        return self._state.bar[side]
+
+    def off(self, side: int) -> int:
+        return self._state.off[side]
+
+    def pips(self, side: int) -> int:
+        return pips(self._state, side)
+
+    @property
+    def dice(self) -> tuple[int, ...]:
+        """This turn's dice, four for a double; die indices refer to this tuple."""
+        return self._state.dice
+
+    @property
+    def dice_played(self) -> tuple[int, ...]:
+        return self._state.played
+
+    def legal_moves(self) -> list[tuple[int, int | None]]:
+        """Every (die_index, source) move allowed now."""
+        return [(e.die_index, e.source) for e in ENGINE.legal(self._state, self.side) if isinstance(e, CheckerMoved)]
+
+    def plays(self) -> list[Play]:
+        """Every whole legal play of the rest of this turn, one per resulting position."""
+        return plays(self._state)
+
+    def __repr__(self) -> str:
+        return f"<Board {self.side.name} dice {self.dice} played {self.dice_played}>"
+
+
+# -- the game loop, pygammon's -----------------------------------------------------------------
+
+Ask = Callable[[int, BackgammonState], Reply]
+Tell = Callable[[OutputType, Any, "Side | None"], list[tuple[int | None, Reply]]]
+
+
+class _Session:
+    """One game through pygammon's sequence of inputs and outputs, recorded by a Referee."""
+
+    def __init__(self, referee: Referee, rng: random.Random, ask: Ask, tell: Tell) -> None:
+        self.referee = referee
+        self.rng = rng
+        self.ask = ask
+        self.tell = tell
+        self.undo_stack: list[tuple[int, BackgammonState]] = []  # this turn's moves: seq, state before
+        self.turn_seqs: list[int] = []  # this turn's effective seqs (what an undo may take back)
+        self.finished = False
+
+    @property
+    def state(self) -> BackgammonState:
+        return self.referee.state
+
+    def record(self, *events: Any) -> None:
+        self.referee.record(*events)
+        self.turn_seqs.extend(range(self.referee.seq - len(events) + 1, self.referee.seq + 1))
+
+    def send(self, output: OutputType, data: Any, side: Side | None = None) -> None:
+        """Send an output; a player whose output callable fails forfeits, and if nobody can be
+        blamed (an output to both sides) the game is abandoned."""
+        if self.finished:
+            return
+        for blamed, reply in self.tell(output, data, side):
+            if self.finished:
+                return
+            if blamed is None:
+                self.finished = True
+                self.referee.abandon(f"send_output({output.name}) failed: {reply.detail}")
+                return
+            self.forfeit(blamed, reply)
+
+    def forfeit(self, seat: int, reply: Reply) -> None:
+        if self.finished or seat in self.referee.removed:
+            return
+        self.referee.remove(seat, reply.failure or "player.failed", reply.detail)
+        self.finish()
+
+    def finish(self) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        winner = self.state.winner
+        outcome: Outcome | None = ENGINE.outcome(self.state)
+        self.referee.finish(outcome)
+        if winner >= 0:
+            # pygammon: the final GAME_STATE is followed by GAME_WON with the winning side.
+            for _ in self.tell(OutputType.GAME_WON, Side(winner), None):
+                pass
+
+    def play(self) -> None:
+        engine = ENGINE
+        self.roll()
+        self.send(OutputType.GAME_STATE, game_state(self.state))
+        opening = self.state.opening
+        assert opening is not None
+        self.send(OutputType.TURN_ROLLS, DieRolls(*opening))
+        decisions = 0
+        while not self.finished and (turn := engine.to_act(self.state)) is not None:
+            if turn.seat == CHANCE:
+                rolled = self.roll()
+                self.send(OutputType.MOVE_ROLLS, DieRolls(*rolled.dice))
+                continue
+            decisions += 1
+            if decisions > MAX_DECISIONS:
+                self.finished = True
+                self.referee.abandon(f"no result after {MAX_DECISIONS} inputs")
+                return
+            self.answer(turn.seat)
+        if not self.finished:
+            self.finish()
+
+    def roll(self) -> Any:
+        """Draw and record what chance does now (the opening roll, or a turn's dice)."""
+        event = self.rng.choice(ENGINE.chance_outcomes(self.state))
+        self.referee.record(event)
+        self.undo_stack.clear()
+        self.turn_seqs.clear()
+        return event
+
+    def answer(self, side: int) -> None:
+        """Ask `side` for one input and carry it out, as pygammon's inner loop does."""
+        reply = self.ask(side, self.state)
+        if reply.failed:
+            self.forfeit(side, reply)
+            return
+        raw = reply.value
+        if not isinstance(raw, tuple | list) or len(raw) != 2:
+            self.reject(side, "input", raw, BackgammonRule.INVALID_INPUT_TYPE, "an input is (InputType, data)")
+            return
+        kind, data = _input_type(raw[0]), raw[1]
+        if kind is InputType.MOVE:
+            if data is None:
+                self.reject(side, "move", raw, BackgammonRule.INVALID_MOVE_TYPE, "a move needs (die_index, source)")
+                return
+            before = self.state
+            try:
+                event = ENGINE.parse(before, side, data)
+                ENGINE.check(before, side, event)
+            except IllegalAction as error:
+                self.reject(side, "move", raw, error.code, error.message)
+                return
+            self.record(event)
+            self.undo_stack.append((self.referee.seq, before))
+            self.send(OutputType.GAME_STATE, game_state(self.state))
+            if self.state.winner >= 0:
+                self.finish()
+            elif not self.state.dice or self.state.side != side:
+                self.undo_stack.clear()  # the move that completes a turn cannot be undone
+                self.turn_seqs.clear()
+        elif kind is InputType.UNDO:
+            if data is not None:
+                self.reject(side, "undo", raw, BackgammonRule.INVALID_MOVE_TYPE, "an undo takes no data (None)")
+            elif not self.undo_stack:
+                self.reject(side, "undo", raw, BackgammonRule.NOTHING_TO_UNDO, "no move of this turn is left to undo")
+            else:
+                seq, before = self.undo_stack.pop()
+                taken = tuple(s for s in self.turn_seqs if s >= seq)
+                self.turn_seqs = [s for s in self.turn_seqs if s < seq]
+                self.referee.take_back(ActionsUndone(seqs=taken, reason="undo", by=side), before)
+                self.send(OutputType.GAME_STATE, game_state(self.state))
+        else:
+            self.reject(
+                side, "input", raw, BackgammonRule.INVALID_INPUT_TYPE, f"{shown(raw[0], 40)} is not an InputType"
+            )
+
+    def reject(self, side: int, decision: str, raw: object, code: str, message: str) -> None:
+        self.record(AnswerRejected(seat=side, decision=decision, answer=shown(raw, 200), code=code, message=message))
+        self.send(OutputType.INVALID_MOVE, _PROTOCOL_CODE.get(code, InvalidMoveCode.INVALID_INPUT_TYPE), Side(side))
+
+
+def _input_type(value: object) -> InputType | None:
+    """Our InputType, or pygammon's own enum of the same name and values."""
+    if isinstance(value, InputType):
+        return value
+    if isinstance(value, Enum) and type(value).__name__ == "InputType":
+        try:
+            return InputType(value.value)
+        except ValueError:
+            return None
+    return None
+
+
+# -- run(): pygammon's entry point ---------------------------------------------------------------
+
+
+class _Callables:
+    """pygammon's callables as an object PlayerCalls can time."""
+
+    def __init__(self, receive_input: Callable[..., Any], send_output: Callable[..., Any]) -> None:
+        self.receive_input = receive_input
+        self.send_output = send_output
+
+
+def run(
+    receive_input: Callable[[Side], Any],
+    send_output: Callable[..., Any],
+    move_by_turn_rolls: bool = False,
+    *,
+    db: str | Path | None = None,
+    store: Store | None = None,
+    record: bool = True,
+    seed: int | None = None,
+    rules: str = "standard",
+    names: tuple[str, str] = ("first", "second"),
+    timeout: float | None = None,
+) -> Outcome:
+    """Play one game through pygammon's callables, and record it.
+
+    `receive_input(side)` returns `(InputType, data)`; `send_output(output_type, data, side=None)`
+    is told everything, as in pygammon. The keyword arguments are matchlog's: the log (`store`, or
+    the file `db`, default `$MATCHLOG_DB` or `matches.duckdb`; `record=False` keeps no log), the
+    `seed` of the dice, the `rules` ("standard" or "pygammon"), the sides' `names`, and a
+    `timeout` in seconds for each input (a side that raises or overruns forfeits).
+
+    Raises:
+        UsageError: a bad option.
+        StoreBusy, StoreError: the log cannot be opened or written.
+    """
+    owned = None
+    if record and store is None:
+        owned = store = Store(db if db is not None else os.environ.get("MATCHLOG_DB", "matches.duckdb"))
+    try:
+        callables = PlayerCalls(_Callables(receive_input, send_output), timeout)
+
+        def ask(side: int, state: BackgammonState) -> Reply:
+            return callables.call("receive_input", Side(side))
+
+        def tell(output: OutputType, data: Any, side: Side | None) -> list[tuple[int | None, Reply]]:
+            reply = (
+                callables.call("send_output", output, data)
+                if side is None
+                else callables.call("send_output", output, data, side)
+            )
+            return [(None if side is None else int(side), reply)] if reply.failed else []
+
+        seats = (Seat(names[0], "pygammon:run"), Seat(names[1], "pygammon:run"))
+        return _play(seats, ask, tell, store=store, seed=seed, rules=rules, move_by_turn_rolls=move_by_turn_rolls)
+    finally:
+        callables.close()
+        if owned is not None:
+            owned.close()
+
+
+def _play(seats: Sequence[Seat], ask: Ask, tell: Tell, *, store: Store | None, seed: int | None, rules: str,
+          move_by_turn_rolls: bool, recorder: Any = None, on_event: Any = None) -> Outcome:  # fmt: skip
+    options = {"rules": rules, "move_by_turn_rolls": move_by_turn_rolls}
+    if rules not in ("standard", "pygammon"):
+        raise UsageError(f"rules must be standard or pygammon, not {rules!r}", code="usage.options")
+    match_id = uuid7()
+    started = MatchStarted(game="backgammon", options=options, seats=tuple(seats))
+    if recorder is None:
+        recorder = StoreRecorder(store, match_id) if store is not None else MemoryRecorder()
+    referee = Referee(ENGINE, started, recorder, match_id=match_id, on_event=on_event)
+    session = _Session(referee, random.Random(seed), ask, tell)
+    session.play()
+    outcome = referee.outcome
+    assert outcome is not None
+    return outcome
+
+
+def referee_match(referee: Referee, calls: Sequence[PlayerCalls], rng: random.Random) -> None:
+    """Play a recorded match between player objects (the `play` command's way in)."""
+
+    def ask(side: int, state: BackgammonState) -> Reply:
+        reply = calls[side].call("move", Board(state, side))
+        if reply.failed:
+            return reply
+        return Reply(value=_as_input(reply.value))
+
+    def tell(output: OutputType, data: Any, side: Side | None) -> list[tuple[int | None, Reply]]:
+        failures: list[tuple[int | None, Reply]] = []
+        for seat in (int(side),) if side is not None else (FIRST, SECOND):
+            if seat in referee.removed:
+                continue
+            reply = calls[seat].call("observe", output, data, side, required=False)
+            if reply.failed:
+                failures.append((seat, reply))
+        return failures
+
+    for seat in (FIRST, SECOND):
+        reply = calls[seat].call("begin_game", Board(referee.state, seat), required=False)
+        if reply.failed:
+            referee.remove(seat, reply.failure or "player.failed", reply.detail)
+    session = _Session(referee, rng, ask, tell)
+    if referee.removed:
+        session.finish()
+    else:
+        session.play()
+    for seat in (FIRST, SECOND):
+        if seat not in referee.removed:
+            calls[seat].call("end_game", Board(referee.state, seat), required=False)
+
+
+def _as_input(answer: object) -> object:
+    """A player's answer as pygammon input: (die_index, source) is a move; "undo" an undo."""
+    if isinstance(answer, tuple | list) and len(answer) == 2 and _input_type(answer[0]) is not None:
+        return tuple(answer)  # already (InputType, data)
+    if answer == "undo" or answer is InputType.UNDO:
+        return (InputType.UNDO, None)
+    return (InputType.MOVE, answer)
+
+
+# -- players -----------------------------------------------------------------------------------
+
+
+class CallablePlayer:
+    """A pygammon client's pair of callables as a player: `receive_input(side)` answers each input
+    and `send_output(output_type, data, side=None)` hears every output meant for this side."""
+
+    def __init__(self, receive_input: Callable[[Side], Any], send_output: Callable[..., Any] | None = None) -> None:
+        self.receive_input = receive_input
+        self.send_output = send_output
+
+    def move(self, board: Board) -> object:
+        return self.receive_input(board.side)
+
+    def observe(self, output: OutputType, data: Any, side: Side | None) -> None:
+        if self.send_output is not None:
+            if side is None:
+                self.send_output(output, data)
+            else:
+                self.send_output(output, data, side)
+
+
+class RandomPlayer:
+    """Plays a random legal move."""
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self.rng = rng or random.Random()
+
+    def move(self, board: Board) -> tuple[int, int | None]:
+        return self.rng.choice(board.legal_moves())
+
+
+class HeuristicPlayer:
+    """Picks the whole play whose position scores best, then plays it move by move.
+
+    The score counts the race (pip difference), hitting (opponent checkers sent to the bar), the
+    danger to its own blots (the opponent's direct and indirect shots at them, worse the farther
+    from home), made points (more in its home board, and in a row: a prime), and checkers borne off.
+    """
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self.rng = rng or random.Random()
+        self.plan: list[tuple[int, int | None]] = []
+        self.planned_for: BackgammonState | None = None
+
+    def move(self, board: Board) -> tuple[int, int | None]:
+        state = board.state
+        if self.plan and self.planned_for == state:
+            step = self.plan.pop(0)
+            self.planned_for = _after(state, board.side, step)
+            return step
+        options = board.plays()
+        best = max(options, key=lambda play: (_score(play, board.side), self.rng.random()))
+        self.plan = list(best.moves)
+        step = self.plan.pop(0)
+        self.planned_for = _after(state, board.side, step)
+        return step
+
+
+def _after(state: BackgammonState, side: int, step: tuple[int, int | None]) -> BackgammonState:
+    return ENGINE.apply(state, CheckerMoved(seat=side, die_index=step[0], source=step[1]))
+
+
+def _score(play: Play, side: int) -> float:
+    from matchlog.engines.backgammon import _perspective
+
+    mine, theirs = _perspective(play.points, play.bar, play.off, side)
+    # Distances from the opponent's view: theirs[d] sits at distance 25 - d from its home.
+    my_pips = sum(d * n for d, n in enumerate(mine) if d)
+    their_pips = sum((25 - d) * n for d, n in enumerate(theirs) if 0 < d < 25) + 25 * theirs[0]
+    score = (their_pips - my_pips) + 2.0 * mine[0]
+    furthest_theirs = max((d for d in range(1, 25) if theirs[d]), default=0)
+    contact = theirs[0] > 0 or any(mine[d] for d in range(furthest_theirs + 1, 26))
+    if not contact:
+        return score  # a pure race: pips and checkers off are all there is
+    score += 12.0 * theirs[0]
+    for d in range(1, 25):
+        if mine[d] >= 2:
+            score += 4.0 if d <= 6 else 2.0 if d <= 9 else 0.5
+        elif mine[d] == 1:
+            # Opponent checkers behind this blot (toward their start) can hit it.
+            direct = sum(theirs[e] for e in range(d + 1, min(d + 7, 25))) + (theirs[0] if d >= 19 else 0)
+            indirect = sum(theirs[e] for e in range(d + 7, min(d + 13, 25)))
+            if direct or indirect:
+                score -= (4.0 * min(direct, 3) + 1.5 * min(indirect, 3)) * (0.5 + d / 24)
+    run = best = 0
+    for d in range(1, 13):
+        run = run + 1 if mine[d] >= 2 else 0
+        best = max(best, run)
+    score += 3.0 * max(0, best - 1) ** 1.5
+    return score if math.isfinite(score) else 0.0
+
+
+register_builtin("backgammon", "random", RandomPlayer, "a random legal move")
+register_builtin(
+    "backgammon",
+    "heuristic",
+    HeuristicPlayer,
+    "the play scoring best on race, hits, blot safety, made points and primes",
+)
