@@ -111,7 +111,14 @@ class BackgammonState(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def remaining(self) -> tuple[int, ...]:
         """The values of the dice not yet played this turn."""
-        return tuple(value for index, value in enumerate(self.dice) if index not in self.played)
+        if not self.played:
+            return self.dice
+        return tuple([value for index, value in enumerate(self.dice) if index not in self.played])
+
+
+#: The opening roll: one die each, never equal (as pygammon draws them); then two dice a turn.
+_OPENINGS = tuple(OpeningRolled(first=a, second=b) for a in range(1, 7) for b in range(1, 7) if a != b)
+_ROLLS = tuple(tuple(DiceRolled(seat=side, dice=(a, b)) for a in range(1, 7) for b in range(1, 7)) for side in (0, 1))
 
 
 class Play(msgspec.Struct, frozen=True):
@@ -134,30 +141,19 @@ def _point_of(side: int, distance: int) -> int:
 def _perspective(points: tuple[int, ...], bar: tuple[int, int], off: tuple[int, int], side: int):
     """`mine` and `theirs` as lists over distances 0..25 from `side`'s view (0: off, 25: bar;
     theirs[0] holds the opponent's bar)."""
-    sign = 1 if side == FIRST else -1
-    mine = [0] * 26
-    theirs = [0] * 26
-    for distance in range(1, 25):
-        value = points[_point_of(side, distance)] * sign
-        if value > 0:
-            mine[distance] = value
-        elif value < 0:
-            theirs[distance] = -value
-    mine[0], mine[_BAR] = off[side], bar[side]
-    theirs[0] = bar[1 - side]
+    # FIRST's distance d is point d - 1; SECOND's is point 24 - d, with its checkers counted negative.
+    ordered = points if side == FIRST else [-value for value in reversed(points)]
+    mine = [off[side], *(value if value > 0 else 0 for value in ordered), bar[side]]
+    theirs = [bar[1 - side], *(-value if value < 0 else 0 for value in ordered), 0]
     return mine, theirs
 
 
 def _absolute(mine: list[int], theirs: list[int], side: int, off_other: int):
-    sign = 1 if side == FIRST else -1
-    points = [0] * 24
-    for distance in range(1, 25):
-        points[_point_of(side, distance)] = (mine[distance] - theirs[distance]) * sign
-    bar = [0, 0]
-    off = [0, 0]
-    bar[side], bar[1 - side] = mine[_BAR], theirs[0]
-    off[side], off[1 - side] = mine[0], off_other
-    return tuple(points), (bar[0], bar[1]), (off[0], off[1])
+    ordered = [a - b for a, b in zip(mine[1:25], theirs[1:25], strict=True)]
+    points = tuple(ordered) if side == FIRST else tuple(-value for value in reversed(ordered))
+    if side == FIRST:
+        return points, (mine[_BAR], theirs[0]), (mine[0], off_other)
+    return points, (theirs[0], mine[_BAR]), (off_other, mine[0])
 
 
 def _sources(mine: list[int], theirs: list[int], value: int, loose: bool) -> list[int]:
@@ -180,6 +176,21 @@ def _sources(mine: list[int], theirs: list[int], value: int, loose: bool) -> lis
         elif all_home and (loose or target == 0 or distance == highest):
             found.append(distance)
     return found
+
+
+def _playable(mine: list[int], theirs: list[int], value: int, loose: bool) -> bool:
+    """Whether any checker can move `value` (what `_sources` finds, without listing it)."""
+    if mine[_BAR]:
+        return theirs[_BAR - value] < 2
+    highest = 24
+    while highest and not mine[highest]:
+        highest -= 1
+    if not highest:
+        return False
+    # Bearing off: exactly, or a higher die from the highest point (pygammon: from any point below it).
+    if highest <= 6 and (mine[value] or highest <= value or (loose and any(mine[1:value]))):
+        return True
+    return any(mine[d] and theirs[d - value] < 2 for d in range(highest, value, -1))
 
 
 def _move(mine: list[int], theirs: list[int], distance: int, value: int) -> bool:
@@ -220,8 +231,8 @@ def _distinct(values: tuple[int, ...]) -> list[tuple[int, tuple[int, ...]]]:
 
 def _max_depth(mine: list[int], theirs: list[int], dice: tuple[int, ...], loose: bool) -> int:
     """How many of `dice` can be played from here (stops early once all can)."""
-    if not dice:
-        return 0
+    if len(dice) <= 1:
+        return 1 if dice and _playable(mine, theirs, dice[0], loose) else 0
     best = 0
     for value, rest in _distinct(dice):
         for distance in _sources(mine, theirs, value, loose):
@@ -243,16 +254,20 @@ def _analysis(
     plays that use that many, and those among them the larger-die rule takes away."""
     loose = rules == "pygammon"
     mine, theirs = _perspective(points, bar, off, side)
-    total = _max_depth(mine, theirs, dice, loose)
-    if total == 0:
-        return 0, frozenset(), frozenset()
-    firsts = set()
+    # Each first move, with how many dice can be played after it: the best of those is the total.
+    total = 0
+    firsts: set[tuple[int, int]] = set()
     for value, rest in _distinct(dice):
         for distance in _sources(mine, theirs, value, loose):
             hit = _move(mine, theirs, distance, value)
-            if 1 + _max_depth(mine, theirs, rest, loose) == total:
-                firsts.add((value, distance))
+            depth = 1 + _max_depth(mine, theirs, rest, loose)
             _unmove(mine, theirs, distance, value, hit)
+            if depth > total:
+                total, firsts = depth, set()
+            if depth == total:
+                firsts.add((value, distance))
+    if total == 0:
+        return 0, frozenset(), frozenset()
     barred: set[tuple[int, int]] = set()
     # If either die can be played but not both, the larger one must be.
     if not loose and total == 1 and len(dice) == 2 and dice[0] != dice[1]:
@@ -384,9 +399,7 @@ class Backgammon:
         turn = self.to_act(state)
         if turn is None or turn.seat != CHANCE:
             return ()
-        if turn.decision == "opening":  # one die each, never equal (as pygammon draws them)
-            return tuple(OpeningRolled(first=a, second=b) for a in range(1, 7) for b in range(1, 7) if a != b)
-        return tuple(DiceRolled(seat=state.side, dice=(a, b)) for a in range(1, 7) for b in range(1, 7))
+        return _OPENINGS if turn.decision == "opening" else _ROLLS[state.side]
 
     def legal(self, state: BackgammonState, seat: int) -> tuple[Event, ...]:
         turn = self.to_act(state)
@@ -395,10 +408,13 @@ class Backgammon:
         total, firsts, _ = _analysis(state.points, state.bar, state.off, seat, state.remaining, state.options.rules)
         if total + len(state.played) < state.max_moves:
             return ()  # (pygammon rules) an earlier move left the turn unfinishable: only undo helps
-        free = [index for index in range(len(state.dice)) if index not in state.played]
+        index_of: dict[int, int] = {}  # each value's first unplayed die
+        for index, value in enumerate(state.dice):
+            if index not in state.played:
+                index_of.setdefault(value, index)
         moves = []
-        for value, distance in sorted(firsts, key=lambda move: (-move[1], move[0])):
-            index = next(i for i in free if state.dice[i] == value)
+        for value, distance in sorted(firsts):
+            index = index_of[value]
             moves.append(
                 CheckerMoved(seat=seat, die_index=index, source=None if distance == _BAR else _point_of(seat, distance))
             )
@@ -447,13 +463,14 @@ class Backgammon:
                     BackgammonRule.SOURCE_NOT_OWNED_PIECE, f"point {source} holds none of your checkers"
                 )
             distance = 24 - source if seat == SECOND else source + 1
-        mine, theirs = _perspective(state.points, state.bar, state.off, seat)
         target = distance - value
         if target >= 1:
             # Two or more of the opponent's checkers block a point.
-            if theirs[target] >= 2:
-                raise IllegalAction(BackgammonRule.DESTINATION_OCCUPIED, f"point {_point_of(seat, target)} is blocked")
+            landing = _point_of(seat, target)
+            if state.points[landing] * (1 if seat == FIRST else -1) <= -2:
+                raise IllegalAction(BackgammonRule.DESTINATION_OCCUPIED, f"point {landing} is blocked")
         else:
+            mine, theirs = _perspective(state.points, state.bar, state.off, seat)
             loose = state.options.rules == "pygammon"
             if distance not in _sources(mine, theirs, value, loose):
                 why = (
@@ -598,12 +615,26 @@ def _pass_turn(state: BackgammonState) -> BackgammonState:
 
 
 def _after_move(state: BackgammonState, seat: int, index: int, source: int | None) -> BackgammonState:
-    value = state.dice[index]
-    mine, theirs = _perspective(state.points, state.bar, state.off, seat)
-    distance = _BAR if source is None else (24 - source if seat == SECOND else source + 1)
-    _move(mine, theirs, distance, value)
-    points, bar, off = _absolute(mine, theirs, seat, state.off[1 - seat])
-    moved = msgspec.structs.replace(state, points=points, bar=bar, off=off, played=(*state.played, index))
+    sign = 1 if seat == FIRST else -1
+    points, bar, off = list(state.points), list(state.bar), list(state.off)
+    if source is None:
+        bar[seat] -= 1
+        distance = _BAR
+    else:
+        points[source] -= sign
+        distance = 24 - source if seat == SECOND else source + 1
+    target = distance - state.dice[index]
+    if target <= 0:
+        off[seat] += 1
+    else:
+        landing = _point_of(seat, target)
+        if points[landing] == -sign:  # a blot: hit it
+            points[landing] = 0
+            bar[1 - seat] += 1
+        points[landing] += sign
+    moved = msgspec.structs.replace(
+        state, points=tuple(points), bar=(bar[0], bar[1]), off=(off[0], off[1]), played=(*state.played, index)
+    )
     if off[seat] == CHECKERS:
         return msgspec.structs.replace(moved, winner=seat, dice=(), played=())
     if len(moved.played) >= moved.max_moves:

@@ -19,7 +19,7 @@ Schema evolution, the rules every change to an event follows:
 from .backgammon import CheckerMoved, DiceRolled, OpeningRolled
 from .base import Event, Outcome, Seat
 from .codec import EVENT_TYPES, AnyEvent, current_version, decode, encode, event_type, json_schema, upcaster
-from .envelope import Draft, Record, draft, now_us, us_to_datetime, uuid7
+from .envelope import Draft, Record, draft, now_us, us_to_datetime, uuid7, uuid_from_int
 from .errors import (
     ConcurrencyError,
     DecodeError,
@@ -76,4 +76,5 @@ __all__ = [
     "upcaster",
     "us_to_datetime",
     "uuid7",
+    "uuid_from_int",
 ]

@@ -10,13 +10,13 @@ import os
 import threading
 import time
 from datetime import UTC, datetime, timedelta
-from uuid import UUID
+from uuid import UUID, SafeUUID
 
 import msgspec
 
 from .base import Event
 
-__all__ = ["Draft", "Record", "draft", "now_us", "us_to_datetime", "uuid7"]
+__all__ = ["Draft", "Record", "draft", "now_us", "us_to_datetime", "uuid7", "uuid_from_int"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _uuid7_lock = threading.Lock()
@@ -39,7 +39,15 @@ def uuid7() -> UUID:
         _uuid7_last = (ms, counter)
     rand_b = int.from_bytes(entropy[2:], "big") & ((1 << 62) - 1)
     value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | rand_b
-    return UUID(int=value)
+    return uuid_from_int(value)
+
+
+def uuid_from_int(value: int) -> UUID:
+    """A UUID of a 128-bit int, without uuid.UUID's (pure Python) argument checks."""
+    made = object.__new__(UUID)
+    object.__setattr__(made, "int", value)
+    object.__setattr__(made, "is_safe", SafeUUID.unknown)
+    return made
 
 
 _entropy = bytearray()

@@ -23,6 +23,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum, IntEnum
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -226,6 +227,19 @@ Ask = Callable[[int, BackgammonState], Reply]
 Tell = Callable[[OutputType, Any, "Side | None"], list[tuple[int | None, Reply]]]
 
 
+class _Lazy:
+    """An output's data, built only if somebody listens (built-in players do not)."""
+
+    __slots__ = ("build",)
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self.build = build
+
+
+def _data(value: Any) -> Any:
+    return value.build() if isinstance(value, _Lazy) else value
+
+
 class _Session:
     """One game through pygammon's sequence of inputs and outputs, recorded by a Referee."""
 
@@ -281,7 +295,7 @@ class _Session:
     def play(self) -> None:
         engine = ENGINE
         self.roll()
-        self.send(OutputType.GAME_STATE, game_state(self.state))
+        self.send(OutputType.GAME_STATE, _Lazy(partial(game_state, self.state)))
         opening = self.state.opening
         assert opening is not None
         self.send(OutputType.TURN_ROLLS, DieRolls(*opening))
@@ -332,7 +346,7 @@ class _Session:
                 return
             self.record(event)
             self.undo_stack.append((self.referee.seq, before))
-            self.send(OutputType.GAME_STATE, game_state(self.state))
+            self.send(OutputType.GAME_STATE, _Lazy(partial(game_state, self.state)))
             if self.state.winner >= 0:
                 self.finish()
             elif not self.state.dice or self.state.side != side:
@@ -348,7 +362,7 @@ class _Session:
                 taken = tuple(s for s in self.turn_seqs if s >= seq)
                 self.turn_seqs = [s for s in self.turn_seqs if s < seq]
                 self.referee.take_back(ActionsUndone(seqs=taken, reason="undo", by=side), before)
-                self.send(OutputType.GAME_STATE, game_state(self.state))
+                self.send(OutputType.GAME_STATE, _Lazy(partial(game_state, self.state)))
         else:
             self.reject(
                 side, "input", raw, BackgammonRule.INVALID_INPUT_TYPE, f"{shown(raw[0], 40)} is not an InputType"
@@ -444,6 +458,7 @@ def _play(seats: Sequence[Seat], ask: Ask, tell: Tell, *, store: Store | None, s
     referee = Referee(ENGINE, started, recorder, match_id=match_id, on_event=on_event)
     session = _Session(referee, random.Random(seed), ask, tell)
     session.play()
+    recorder.wait()
     outcome = referee.outcome
     assert outcome is not None
     return outcome

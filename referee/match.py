@@ -7,6 +7,7 @@ protocol (which method to call, with what view) and its policy for rejected answ
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -43,9 +44,17 @@ _ANSWER_LIMIT = 200
 class Recorder(Protocol):
     """Where a referee's events go."""
 
-    def record(self, drafts: list[Draft]) -> None: ...
+    def record(self, drafts: list[Draft]) -> None:
+        """Take the events of one step."""
+        ...
 
-    def close(self) -> None: ...
+    def flush(self) -> None:
+        """Send everything taken so far, without waiting for it to be durable."""
+        ...
+
+    def wait(self) -> None:
+        """Return once everything sent is durable; raise the first failure."""
+        ...
 
 
 class MemoryRecorder:
@@ -57,26 +66,49 @@ class MemoryRecorder:
     def record(self, drafts: list[Draft]) -> None:
         self.drafts.extend(drafts)
 
-    def close(self) -> None:
+    def flush(self) -> None:
+        pass
+
+    def wait(self) -> None:
         pass
 
 
 class StoreRecorder:
-    """Appends each step's events to the log without waiting for each commit; `close` waits for all."""
+    """Appends a match's events to the log as it goes, a batch at a time, without waiting for each
+    commit: a batch leaves every FLUSH_EVENTS events or FLUSH_SECONDS, so a crash loses at most that
+    much. `wait` sends the rest and returns once every batch is durable."""
+
+    FLUSH_EVENTS = 1_000
+    FLUSH_SECONDS = 0.05
 
     def __init__(self, store: Store, match_id: UUID) -> None:
         self.store = store
         self.match_id = match_id
         self.next_seq = 0
+        self._buffer: list[Draft] = []
+        self._sent_at = time.monotonic()
         self._pending: deque[Future[Appended]] = deque()
 
     def record(self, drafts: list[Draft]) -> None:
-        self._settle(block=False)
-        self._pending.append(self.store.append_async(self.match_id, drafts, self.next_seq))
-        self.next_seq += len(drafts)
+        self._buffer.extend(drafts)
+        if len(self._buffer) >= self.FLUSH_EVENTS or time.monotonic() - self._sent_at >= self.FLUSH_SECONDS:
+            self._send()
 
-    def close(self) -> None:
+    def flush(self) -> None:
+        self._send()
+
+    def wait(self) -> None:
+        self._send()
         self._settle(block=True)
+
+    def _send(self) -> None:
+        self._settle(block=False)
+        self._sent_at = time.monotonic()
+        if not self._buffer:
+            return
+        batch, self._buffer = self._buffer, []
+        self._pending.append(self.store.append_async(self.match_id, batch, self.next_seq))
+        self.next_seq += len(batch)
 
     def _settle(self, *, block: bool) -> None:
         """Collect finished appends, raising the first failure (so the match stops at once)."""
@@ -201,7 +233,7 @@ class Referee:
         outcome = outcome if outcome is not None else self.engine.outcome(self.state)
         assert outcome is not None, "an engine with nobody to act must have an outcome"
         self.record(MatchEnded(outcome=outcome))
-        self.recorder.close()
+        self.recorder.flush()
         self.outcome = outcome
         return outcome
 
@@ -210,7 +242,7 @@ class Referee:
         players = len(self.started.seats)
         outcome = Outcome(places=(1,) * players, winners=(), result="abandoned", removed=tuple(sorted(self.removed)))
         self.record(MatchEnded(outcome=outcome, reason=reason))
-        self.recorder.close()
+        self.recorder.flush()
         self.outcome = outcome
         return outcome
 

@@ -28,6 +28,8 @@ __all__ = ["DEFAULT_TIMEOUT", "RUNNERS", "MatchResult", "SeriesResult", "play_ma
 
 #: Seconds a player may take to answer one call, unless told otherwise.
 DEFAULT_TIMEOUT = 10.0
+#: How many finished matches of a series may still be on their way to the log.
+_IN_FLIGHT = 32
 
 Runner = Callable[[Referee, Sequence[PlayerCalls], random.Random], object]
 
@@ -44,6 +46,7 @@ class MatchResult(msgspec.Struct, frozen=True):
     match_id: UUID
     seats: tuple[Seat, ...]
     outcome: Outcome
+    recorder: Any = None
 
 
 class SeriesResult(msgspec.Struct, frozen=True):
@@ -66,11 +69,13 @@ def play_match(
     series: Series | None = None,
     seed: int | None = None,
     on_event: Callable[[Event, Any], None] | None = None,
+    wait: bool = True,
 ) -> MatchResult:
     """Referee one match between `players` (seated as `seats`) and record it.
 
     Built-in players are called directly; user players run under `timeout` seconds per call.
-    `seed` seeds chance (dice, shuffles, boards).
+    `seed` seeds chance (dice, shuffles, boards). With `wait` (the default) it returns once the
+    match is durable; without, the caller waits on the recorder (`MatchResult.recorder.wait()`).
 
     Raises:
         UsageError: a bad game, option or table size.
@@ -101,7 +106,9 @@ def play_match(
         for call in calls:
             call.close()
     assert referee.outcome is not None, f"the {game} runner ended without recording an outcome"
-    return MatchResult(match_id, tuple(seats), referee.outcome)
+    if wait:
+        recorder.wait()
+    return MatchResult(match_id, tuple(seats), referee.outcome, recorder)
 
 
 def play_series(
@@ -130,10 +137,13 @@ def play_series(
     base = random.Random(seed)
     players = [make_player(game, seat.player, random.Random(base.randrange(2**63))) for seat in seats]
     series_id = str(uuid7())
-    results = []
+    results: list[MatchResult] = []
     places: dict[str, dict[int, int]] = {seat.name: {} for seat in seats}
     for number in range(1, games + 1):
         series = Series(series_id, number, games) if games > 1 else None
+        # Matches are recorded while the next one plays; a few may wait to be durable at once.
+        if len(results) >= _IN_FLIGHT:
+            results[-_IN_FLIGHT].recorder.wait()
         result = play_match(
             game,
             seats,
@@ -143,6 +153,7 @@ def play_series(
             timeout=timeout,
             series=series,
             seed=base.randrange(2**63),
+            wait=False,
         )
         results.append(result)
         for seat, place in enumerate(result.outcome.places):
@@ -150,4 +161,6 @@ def play_series(
             counts[place] = counts.get(place, 0) + 1
         if on_match is not None:
             on_match(result)
-    return SeriesResult(series_id, tuple(results), places)
+    for result in results[-_IN_FLIGHT:]:
+        result.recorder.wait()
+    return SeriesResult(series_id, tuple(MatchResult(r.match_id, r.seats, r.outcome) for r in results), places)

@@ -8,13 +8,14 @@ thread (see writer.py) and reads use a cursor per thread.
 from __future__ import annotations
 
 import atexit
+import os
 import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any
-from uuid import UUID, SafeUUID
+from uuid import UUID
 
 import duckdb
 import msgspec
@@ -29,6 +30,7 @@ from matchlog.events import (
     StoreError,
     UnknownMatch,
     decode,
+    uuid_from_int,
 )
 
 from .catalogue import Appended, Finding, MatchInfo
@@ -148,12 +150,40 @@ _line_decoder = msgspec.json.Decoder(_Line)
 _line_encoder = msgspec.json.Encoder()
 
 
+#: Files this process has open for writing: one writer per file keeps every seq unique.
+_WRITING: set[str] = set()
+_WRITING_LOCK = threading.Lock()
+
+
 class Store:
     """A match log: append with optimistic concurrency, read back, verify, export and import."""
 
     def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False) -> None:
         self.path = str(path)
         self.read_only = read_only
+        self._key = None if read_only or self.path == ":memory:" else os.path.realpath(self.path)
+        if self._key is not None:
+            with _WRITING_LOCK:
+                if self._key in _WRITING:
+                    raise StoreBusy(
+                        f"the log {self.path} is already open for writing in this process; "
+                        "share that Store instead of opening another"
+                    )
+                _WRITING.add(self._key)
+        try:
+            self._open()
+        except BaseException:
+            self._release()
+            raise
+
+    def _release(self) -> None:
+        if self._key is not None:
+            with _WRITING_LOCK:
+                _WRITING.discard(self._key)
+            self._key = None
+
+    def _open(self) -> None:
+        read_only = self.read_only
         self._db = _connect(self.path, read_only=read_only)
         self._local = threading.local()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
@@ -213,6 +243,7 @@ class Store:
                 cursor.close()
             self._cursors.clear()
         self._db.close()
+        self._release()
 
     def __enter__(self) -> Store:
         return self
@@ -603,10 +634,7 @@ def _record(match_id: UUID, row: Sequence[Any]) -> Record:
 
 def _uuid(text: str) -> UUID:
     """A UUID from the text DuckDB gives (always canonical), without uuid.UUID's slow parsing."""
-    value = object.__new__(UUID)
-    object.__setattr__(value, "int", int(text.replace("-", ""), 16))
-    object.__setattr__(value, "is_safe", SafeUUID.unknown)
-    return value
+    return uuid_from_int(int(text.replace("-", ""), 16))
 
 
 def _first_line(text: str) -> str:

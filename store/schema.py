@@ -80,7 +80,9 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 INSERT OR IGNORE INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');
 
--- The log. Rows are only ever inserted; (match_id, seq) is the optimistic-concurrency key.
+-- The log. Rows are only ever inserted. (match_id, seq) is unique, but not by an index: the one
+-- writer of the file checks every expected_seq against the heads it holds, and an index on it
+-- would cost more than half of each insert (DuckDB never uses it for reads; they prune by min/max).
 CREATE TABLE IF NOT EXISTS events (
     match_id    UUID      NOT NULL,
     seq         BIGINT    NOT NULL,
@@ -92,8 +94,7 @@ CREATE TABLE IF NOT EXISTS events (
     version     SMALLINT  NOT NULL,  -- the event's schema version
     seat        SMALLINT,            -- the seat the event is about, if any
     payload     VARCHAR   NOT NULL,  -- the canonical JSON of the event
-    hash        BLOB      NOT NULL,  -- see store/chain.py
-    PRIMARY KEY (match_id, seq)
+    hash        BLOB      NOT NULL   -- see store/chain.py
 );
 
 -- The catalogue: one row per match, kept in step with the log in the same transaction.

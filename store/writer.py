@@ -137,6 +137,8 @@ class _Group:
 
 
 _STOP = object()
+#: Events after seq 0 that change a match's catalogue row beyond its head.
+_CATALOGUED = (MatchEnded, ActionsUndone)
 
 
 class Writer:
@@ -387,11 +389,11 @@ class Writer:
                 )
             assert info is not None
             seat = getattr(event, "seat", None)
-            seat = seat if isinstance(seat, int) else None
+            if seat is not None and (type(seat) is not int or not 0 <= seat <= _MAX_SEAT):
+                raise StoreError(f"{event.tag}: seat {seat} is not a seat number", code="store.bad_event")
             actor = event.actor
-            for what, value in (("seat", seat), ("actor", actor)):
-                if value is not None and not 0 <= value <= _MAX_SEAT:
-                    raise StoreError(f"{event.tag}: {what} {value} is not a seat number", code="store.bad_event")
+            if actor is not None and (type(actor) is not int or not 0 <= actor <= _MAX_SEAT):
+                raise StoreError(f"{event.tag}: actor {actor} is not a seat number", code="store.bad_event")
             event_id = str(entry.event_id)
             digest = chain_hash(
                 prev,
@@ -428,7 +430,7 @@ class Writer:
                 )
             )
             new_ids[entry.event_id.int] = seq
-            if isinstance(event, MatchEnded | ActionsUndone):
+            if isinstance(event, _CATALOGUED):
                 ended_before = info.ended_seq
                 info = info.after(seq, event, entry.at_us, digest)
                 if info.ended_seq != ended_before:

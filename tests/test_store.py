@@ -422,6 +422,14 @@ def test_a_second_process_gets_a_clear_busy_message(tmp_path: Path):
     assert "in use by another process (pid" in result.stdout
 
 
+def test_one_process_opens_a_log_for_writing_once(tmp_path: Path):
+    path = tmp_path / "log.duckdb"
+    with Store(path), pytest.raises(StoreBusy, match="already open for writing in this process"):
+        Store(path)
+    with Store(path) as again:  # closing releases it
+        assert again.count() == 0
+
+
 def test_a_file_that_is_not_a_log_is_a_clear_error(tmp_path: Path):
     garbage = tmp_path / "garbage.duckdb"
     garbage.write_bytes(b"this is not a database" * 200)
