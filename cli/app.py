@@ -109,22 +109,29 @@ class Policy(StrEnum):
     strict = "strict"
 
 
+def _players(builtins: str) -> Any:
+    return typer.Option(
+        "--player",
+        "-p",
+        metavar="SPEC",
+        help=f"A player, once per seat in seat order: a built-in ({builtins}), path/to/file.py:Class "
+        "or package.module:Class; prefix NAME= to name the seat.",
+    )
+
+
+Games = Annotated[int, typer.Option(min=1, help="Games in the series (same players, same seats).")]
+Seed = Annotated[int | None, typer.Option(help="Seed for chance and the built-in players' choices.")]
+Timeout = Annotated[float, typer.Option(min=0.001, help="Seconds a user player may take per call.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the series summary.")]
+
+
 @play_app.command("porrinha")
 @reports_errors
 def play_porrinha(
-    player: Annotated[
-        list[str],
-        typer.Option(
-            "--player",
-            "-p",
-            metavar="SPEC",
-            help="A player, once per seat in seat order: a built-in (random, reasoner), path/to/file.py:Class "
-            "or package.module:Class; prefix NAME= to name the seat.",
-        ),
-    ],
+    player: Annotated[list[str], _players("random, reasoner")],
     chopsticks: Annotated[int, typer.Option(min=1, help="Chopsticks each player starts with.")] = 3,
-    games: Annotated[int, typer.Option(min=1, help="Games in the series (same players, same seats).")] = 1,
-    seed: Annotated[int | None, typer.Option(help="Seed for the built-in players' random choices.")] = None,
+    games: Games = 1,
+    seed: Seed = None,
     policy: Annotated[
         Policy,
         typer.Option(
@@ -132,10 +139,8 @@ def play_porrinha(
             "strict: an invalid answer removes the player."
         ),
     ] = Policy.lenient,
-    timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds a user player may take per call.")
-    ] = DEFAULT_TIMEOUT,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the series summary.")] = False,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     json: Json = False,
 ) -> None:
@@ -144,17 +149,43 @@ def play_porrinha(
     Example: matchlog play porrinha -p random -p reasoner -p alice=my_ai.py:Player --games 10
     """
     options = {"chopsticks": chopsticks, "policy": policy.value}
-    _play(
-        "porrinha",
-        player,
-        options=options,
-        games=games,
-        seed=seed,
-        timeout=timeout,
-        quiet=quiet,
-        db=db,
-        json=json,
-    )
+    _play("porrinha", player, options=options, games=games, seed=seed, timeout=timeout, quiet=quiet, db=db, json=json)
+
+
+class Rules(StrEnum):
+    standard = "standard"
+    pygammon = "pygammon"
+
+
+@play_app.command("backgammon")
+@reports_errors
+def play_backgammon(
+    player: Annotated[list[str], _players("random, heuristic")],
+    games: Games = 1,
+    seed: Seed = None,
+    rules: Annotated[
+        Rules,
+        typer.Option(
+            help="standard, or pygammon's (any higher die bears off any home checker; the larger-die rule "
+            "and the use-both-dice rule are not checked move by move)."
+        ),
+    ] = Rules.standard,
+    move_by_turn_rolls: Annotated[
+        bool, typer.Option("--move-by-turn-rolls", help="The starting side plays the opening roll.")
+    ] = False,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    quiet: Quiet = False,
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Play backgammon (pygammon's board and protocol) and record every game.
+
+    A user player is a class with move(board) -> (die_index, source) or "undo"; optional begin_game(board),
+    observe(output_type, data, side) and end_game(board). Example:
+    matchlog play backgammon -p heuristic -p random --games 100
+    """
+    options = {"rules": rules.value, "move_by_turn_rolls": move_by_turn_rolls}
+    _play("backgammon", player, options=options, games=games, seed=seed, timeout=timeout, quiet=quiet, db=db, json=json)
 
 
 def _play(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import os
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 from functools import partial
@@ -45,6 +45,7 @@ from matchlog.events import (
     CheckerMoved,
     IllegalAction,
     MatchStarted,
+    OpeningRolled,
     Outcome,
     Seat,
     UsageError,
@@ -243,9 +244,12 @@ def _data(value: Any) -> Any:
 class _Session:
     """One game through pygammon's sequence of inputs and outputs, recorded by a Referee."""
 
-    def __init__(self, referee: Referee, rng: random.Random, ask: Ask, tell: Tell) -> None:
+    def __init__(
+        self, referee: Referee, rng: random.Random, ask: Ask, tell: Tell, rolls: Iterator[tuple[int, int]] | None = None
+    ) -> None:
         self.referee = referee
         self.rng = rng
+        self.rolls = rolls
         self.ask = ask
         self.tell = tell
         self.undo_stack: list[tuple[int, BackgammonState]] = []  # this turn's moves: seq, state before
@@ -316,7 +320,20 @@ class _Session:
 
     def roll(self) -> Any:
         """Draw and record what chance does now (the opening roll, or a turn's dice)."""
-        event = self.rng.choice(ENGINE.chance_outcomes(self.state))
+        outcomes = ENGINE.chance_outcomes(self.state)
+        given = next(self.rolls, None) if self.rolls is not None else None
+        if given is None:
+            event = self.rng.choice(outcomes)
+        else:
+            event = (
+                next((o for o in outcomes if (o.first, o.second) == tuple(given)), None)
+                if isinstance(outcomes[0], OpeningRolled)
+                else next((o for o in outcomes if o.dice == tuple(given)), None)
+            )
+            if event is None:
+                raise UsageError(
+                    f"{given!r} is not a possible roll here (two dice 1..6; the opening's differ)", code="usage.rolls"
+                )
         self.referee.record(event)
         self.undo_stack.clear()
         self.turn_seqs.clear()
@@ -405,6 +422,7 @@ def run(
     store: Store | None = None,
     record: bool = True,
     seed: int | None = None,
+    rolls: Iterable[tuple[int, int]] | None = None,
     rules: str = "standard",
     names: tuple[str, str] = ("first", "second"),
     timeout: float | None = None,
@@ -414,8 +432,10 @@ def run(
     `receive_input(side)` returns `(InputType, data)`; `send_output(output_type, data, side=None)`
     is told everything, as in pygammon. The keyword arguments are matchlog's: the log (`store`, or
     the file `db`, default `$MATCHLOG_DB` or `matches.duckdb`; `record=False` keeps no log), the
-    `seed` of the dice, the `rules` ("standard" or "pygammon"), the sides' `names`, and a
-    `timeout` in seconds for each input (a side that raises or overruns forfeits).
+    `seed` of the dice, or the `rolls` themselves (the opening roll first, then each turn's two
+    dice; random ones follow when they run out), the `rules` ("standard" or "pygammon"), the
+    sides' `names`, and a `timeout` in seconds for each input (a side that raises or overruns
+    forfeits). Returns the outcome.
 
     Raises:
         UsageError: a bad option.
@@ -431,6 +451,7 @@ def run(
             return callables.call("receive_input", Side(side))
 
         def tell(output: OutputType, data: Any, side: Side | None) -> list[tuple[int | None, Reply]]:
+            data = _data(data)
             reply = (
                 callables.call("send_output", output, data)
                 if side is None
@@ -439,24 +460,41 @@ def run(
             return [(None if side is None else int(side), reply)] if reply.failed else []
 
         seats = (Seat(names[0], "pygammon:run"), Seat(names[1], "pygammon:run"))
-        return _play(seats, ask, tell, store=store, seed=seed, rules=rules, move_by_turn_rolls=move_by_turn_rolls)
+        return _play(
+            seats,
+            ask,
+            tell,
+            store=store,
+            seed=seed,
+            rules=rules,
+            move_by_turn_rolls=move_by_turn_rolls,
+            rolls=iter(rolls) if rolls is not None else None,
+        )
     finally:
         callables.close()
         if owned is not None:
             owned.close()
 
 
-def _play(seats: Sequence[Seat], ask: Ask, tell: Tell, *, store: Store | None, seed: int | None, rules: str,
-          move_by_turn_rolls: bool, recorder: Any = None, on_event: Any = None) -> Outcome:  # fmt: skip
+def _play(
+    seats: Sequence[Seat],
+    ask: Ask,
+    tell: Tell,
+    *,
+    store: Store | None,
+    seed: int | None,
+    rules: str,
+    move_by_turn_rolls: bool,
+    rolls: Iterator[tuple[int, int]] | None = None,
+) -> Outcome:
     options = {"rules": rules, "move_by_turn_rolls": move_by_turn_rolls}
     if rules not in ("standard", "pygammon"):
         raise UsageError(f"rules must be standard or pygammon, not {rules!r}", code="usage.options")
     match_id = uuid7()
     started = MatchStarted(game="backgammon", options=options, seats=tuple(seats))
-    if recorder is None:
-        recorder = StoreRecorder(store, match_id) if store is not None else MemoryRecorder()
-    referee = Referee(ENGINE, started, recorder, match_id=match_id, on_event=on_event)
-    session = _Session(referee, random.Random(seed), ask, tell)
+    recorder = StoreRecorder(store, match_id) if store is not None else MemoryRecorder()
+    referee = Referee(ENGINE, started, recorder, match_id=match_id)
+    session = _Session(referee, random.Random(seed), ask, tell, rolls)
     session.play()
     recorder.wait()
     outcome = referee.outcome
@@ -476,9 +514,9 @@ def referee_match(referee: Referee, calls: Sequence[PlayerCalls], rng: random.Ra
     def tell(output: OutputType, data: Any, side: Side | None) -> list[tuple[int | None, Reply]]:
         failures: list[tuple[int | None, Reply]] = []
         for seat in (int(side),) if side is not None else (FIRST, SECOND):
-            if seat in referee.removed:
+            if seat in referee.removed or not callable(getattr(calls[seat].player, "observe", None)):
                 continue
-            reply = calls[seat].call("observe", output, data, side, required=False)
+            reply = calls[seat].call("observe", output, _data(data), side)
             if reply.failed:
                 failures.append((seat, reply))
         return failures

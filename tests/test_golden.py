@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from matchlog.engines import get as get_engine
 from matchlog.events import Record, encode
 from matchlog.referee import MemoryRecorder, play_match, seats_from_specs
 from matchlog.referee.players import make_player
@@ -19,19 +20,31 @@ from matchlog.replay import timeline
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 
 CASES = {
-    "porrinha-3-players": (["random", "reasoner", "random"], {"chopsticks": 2}, 7),
-    "porrinha-strict-5-players": (["reasoner", "random", "reasoner", "random", "random"], {"policy": "strict"}, 11),
+    "porrinha-3-players": ("porrinha", ["random", "reasoner", "random"], {"chopsticks": 2}, 7),
+    "porrinha-strict-5-players": (
+        "porrinha",
+        ["reasoner", "random", "reasoner", "random", "random"],
+        {"policy": "strict"},
+        11,
+    ),
+    "backgammon-heuristic-random": ("backgammon", ["heuristic", "random"], {}, 5),
+    "backgammon-pygammon-rules": (
+        "backgammon",
+        ["random", "heuristic"],
+        {"rules": "pygammon", "move_by_turn_rolls": True},
+        6,
+    ),
 }
 
 
-def playthrough(specs: list[str], options: dict, seed: int) -> str:
+def playthrough(game: str, specs: list[str], options: dict, seed: int) -> str:
     import random
 
     rng = random.Random(seed)
-    seats = seats_from_specs("porrinha", specs)
-    players = [make_player("porrinha", s.player, random.Random(rng.randrange(2**63))) for s in seats]
+    seats = seats_from_specs(game, specs)
+    players = [make_player(game, s.player, random.Random(rng.randrange(2**63))) for s in seats]
     recorder = MemoryRecorder()
-    play_match("porrinha", seats, players, options=options, recorder=recorder)
+    play_match(game, seats, players, options=options, recorder=recorder, seed=rng.randrange(2**63))
     records = [
         Record(
             match_id=recorder.drafts[0].event_id,
@@ -47,9 +60,8 @@ def playthrough(specs: list[str], options: dict, seed: int) -> str:
     ]
     lines = [encode(d.event).decode() for d in recorder.drafts]
     steps = list(timeline(records))
-    from matchlog.engines.porrinha import ENGINE
-
-    return "\n".join([*lines, "", *(s.text for s in steps), "", ENGINE.render(steps[-1].after)]) + "\n"
+    engine = get_engine(game)
+    return "\n".join([*lines, "", *(s.text for s in steps), "", engine.render(steps[-1].after)]) + "\n"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
