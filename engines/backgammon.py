@@ -47,6 +47,7 @@ __all__ = [
     "BackgammonRule",
     "BackgammonState",
     "Play",
+    "legal_moves",
     "pips",
     "plays",
 ]
@@ -330,6 +331,22 @@ def plays(state: BackgammonState) -> list[Play]:
     return result
 
 
+def legal_moves(state: BackgammonState, seat: int) -> list[tuple[int, int | None]]:
+    """The (die_index, source) moves `seat` may make now (none if it is not its move)."""
+    if state.over or not state.dice or state.side != seat:
+        return []
+    total, firsts, _ = _analysis(state.points, state.bar, state.off, seat, state.remaining, state.options.rules)
+    if total + len(state.played) < state.max_moves:
+        return []  # (pygammon rules) an earlier move left the turn unfinishable: only undo helps
+    index_of: dict[int, int] = {}  # each value's first unplayed die
+    for index, value in enumerate(state.dice):
+        if index not in state.played:
+            index_of.setdefault(value, index)
+    return [
+        (index_of[value], None if distance == _BAR else _point_of(seat, distance)) for value, distance in sorted(firsts)
+    ]
+
+
 def pips(state: BackgammonState, side: int) -> int:
     """The pip count of `side`: the dice total it needs to bear everything off."""
     mine, _ = _perspective(state.points, state.bar, state.off, side)
@@ -402,23 +419,9 @@ class Backgammon:
         return _OPENINGS if turn.decision == "opening" else _ROLLS[state.side]
 
     def legal(self, state: BackgammonState, seat: int) -> tuple[Event, ...]:
-        turn = self.to_act(state)
-        if turn is None or turn.seat != seat:
-            return ()
-        total, firsts, _ = _analysis(state.points, state.bar, state.off, seat, state.remaining, state.options.rules)
-        if total + len(state.played) < state.max_moves:
-            return ()  # (pygammon rules) an earlier move left the turn unfinishable: only undo helps
-        index_of: dict[int, int] = {}  # each value's first unplayed die
-        for index, value in enumerate(state.dice):
-            if index not in state.played:
-                index_of.setdefault(value, index)
-        moves = []
-        for value, distance in sorted(firsts):
-            index = index_of[value]
-            moves.append(
-                CheckerMoved(seat=seat, die_index=index, source=None if distance == _BAR else _point_of(seat, distance))
-            )
-        return tuple(moves)
+        return tuple(
+            CheckerMoved(seat=seat, die_index=index, source=source) for index, source in legal_moves(state, seat)
+        )
 
     def parse(self, state: BackgammonState, seat: int, answer: object) -> Event:
         """`answer` is pygammon's move data: (die_index, source)."""

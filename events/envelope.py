@@ -50,20 +50,27 @@ def uuid_from_int(value: int) -> UUID:
     return made
 
 
-_entropy = bytearray()
+_ENTROPY_BLOCK = 4096
+_entropy = {"block": b"", "at": 0}
 
 
 def _random_bytes(count: int) -> bytes:
     """Bytes from the OS's random source, read in blocks (one system call per ~400 ids)."""
-    if len(_entropy) < count:
-        _entropy[:] = os.urandom(4096)
-    taken = bytes(_entropy[:count])
-    del _entropy[:count]
-    return taken
+    at = _entropy["at"]
+    block = _entropy["block"]
+    if at + count > len(block):
+        block, at = os.urandom(_ENTROPY_BLOCK), 0
+        _entropy["block"] = block
+    _entropy["at"] = at + count
+    return block[at : at + count]
+
+
+def _forget_entropy() -> None:
+    _entropy["block"], _entropy["at"] = b"", 0
 
 
 # A forked child must not hand out the same ids as its parent.
-os.register_at_fork(after_in_child=_entropy.clear)
+os.register_at_fork(after_in_child=_forget_entropy)
 
 
 def now_us() -> int:

@@ -35,6 +35,7 @@ from matchlog.engines.backgammon import (
     BackgammonRule,
     BackgammonState,
     Play,
+    legal_moves,
     pips,
     plays,
 )
@@ -212,7 +213,7 @@ class Board:
 
     def legal_moves(self) -> list[tuple[int, int | None]]:
         """Every (die_index, source) move allowed now."""
-        return [(e.die_index, e.source) for e in ENGINE.legal(self._state, self.side) if isinstance(e, CheckerMoved)]
+        return legal_moves(self._state, self.side)
 
     def plays(self) -> list[Play]:
         """Every whole legal play of the rest of this turn, one per resulting position."""

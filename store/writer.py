@@ -155,6 +155,8 @@ class Writer:
         self._last_group = 1
         self._closed = False
         self._lock = threading.Lock()
+        newest = self._con.execute("SELECT max(match_id) FROM matches").fetchall()[0][0]
+        self._newest = newest.int if newest is not None else -1  # the greatest match id in the log
         self.recovered = self._recover()
         self._thread = threading.Thread(target=self._run, name="matchlog-writer", daemon=True)
         self._thread.start()
@@ -460,8 +462,16 @@ class Writer:
         return opened
 
     def _prefetch(self, match_ids: Sequence[UUID]) -> None:
-        """Read the heads (and event ids) of the matches memory does not hold, in two queries."""
-        missing = list(dict.fromkeys(m for m in match_ids if m not in self._open))
+        """Read the heads (and event ids) of the matches memory does not hold, in two queries.
+
+        A time-ordered id newer than every match the log holds needs no query: it is a new match.
+        """
+        missing = []
+        for match_id in dict.fromkeys(m for m in match_ids if m not in self._open):
+            if match_id.int > self._newest and match_id not in self._dirty:
+                self._open[match_id] = _Open(None)
+            else:
+                missing.append(match_id)
         if not missing:
             return
         from .log import select_matches  # the one place that reads catalogue rows
@@ -513,6 +523,8 @@ class Writer:
         if not bulk:
             self._dirty.update(changed)  # type: ignore[arg-type]
             self._dirty_seats.update(other_seats)
+        for match_id in group.created:
+            self._newest = max(self._newest, match_id.int)
         for match_id, pending in group.touched.items():
             opened = pending.base
             opened.info = pending.info

@@ -1,0 +1,109 @@
+"""Backgammon benchmark, side by side with pygammon in the same run.
+
+    python bench/bench_backgammon.py               # 1,000 recorded self-play games
+    python bench/bench_backgammon.py --games 200   # quicker
+
+Prints: legal-play generation (positions/s), matchlog's random self-play with every game recorded
+(games/s, then every game verified and its final position checked), pygammon's own self-play with a
+random client (games/s), and the same client through matchlog's pygammon-compatible run().
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pygammon
+
+from matchlog.engines import CHANCE
+from matchlog.engines.backgammon import ENGINE as BACKGAMMON
+from matchlog.engines.backgammon import _analysis, plays
+from matchlog.events import MatchStarted, Seat
+from matchlog.referee import backgammon as ours
+from matchlog.referee import play_series
+from matchlog.replay import fold
+from matchlog.store import Store
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from pygammon_clients import RandomClient
+
+
+def sample_positions(count: int, seed: int) -> list:
+    """States awaiting a move, from random games."""
+    rng = random.Random(seed)
+    found = []
+    while len(found) < count:
+        state = BACKGAMMON.start(MatchStarted(game="backgammon", options={}, seats=(Seat("a", "r"), Seat("b", "r"))))
+        while (turn := BACKGAMMON.to_act(state)) is not None and len(found) < count:
+            if turn.seat == CHANCE:
+                state = BACKGAMMON.apply(state, rng.choice(BACKGAMMON.chance_outcomes(state)))
+                if state.dice and not state.played:
+                    found.append(state)
+            else:
+                state = BACKGAMMON.apply(state, rng.choice(BACKGAMMON.legal(state, turn.seat)))
+    return found
+
+
+def final_position_is_legal(state) -> bool:
+    """15 checkers a side, the winner's all borne off, no point held by both."""
+    for side, sign in ((0, 1), (1, -1)):
+        on_board = sum(v * sign for v in state.points if v * sign > 0)
+        if on_board + state.bar[side] + state.off[side] != 15:
+            return False
+    return state.winner >= 0 and state.off[state.winner] == 15
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", type=int, default=1000, help="recorded self-play games (default 1000)")
+    parser.add_argument("--pygammon-games", type=int, default=100, help="pygammon games (default 100)")
+    parser.add_argument("--positions", type=int, default=3000, help="positions for play generation")
+    args = parser.parse_args()
+    print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
+
+    positions = sample_positions(args.positions, seed=1)
+    _analysis.cache_clear()
+    began = time.perf_counter()
+    total_plays = sum(len(plays(state)) for state in positions)
+    elapsed = time.perf_counter() - began
+    print(
+        f"legal-play generation:         {len(positions) / elapsed:>9,.0f} positions/s"
+        f"   ({total_plays / len(positions):.1f} distinct plays each, {len(positions):,} positions)"
+    )
+
+    with tempfile.TemporaryDirectory() as scratch:
+        with Store(Path(scratch) / "bench.duckdb") as store:
+            began = time.perf_counter()
+            series = play_series("backgammon", ["random", "random"], games=args.games, seed=7, store=store)
+            ours_rate = args.games / (time.perf_counter() - began)
+            findings = store.verify()
+            legal = sum(final_position_is_legal(fold(store.read(result.match_id))) for result in series.matches)
+            events = store.count()
+        print(
+            f"matchlog random self-play:     {ours_rate:>9,.1f} games/s   (recorded: {events:,} events;"
+            f" verify: {len(findings)} findings; legal final positions: {legal}/{args.games})"
+        )
+
+    began = time.perf_counter()
+    for game in range(args.pygammon_games):
+        client = RandomClient(game, pygammon, undo_rate=0.05)
+        pygammon.run(client.receive_input, client.send_output)
+    theirs = args.pygammon_games / (time.perf_counter() - began)
+    print(f"pygammon random self-play:     {theirs:>9,.1f} games/s   (its run() with a random client)")
+
+    began = time.perf_counter()
+    for game in range(args.pygammon_games):
+        client = RandomClient(game, ours, undo_rate=0.05)
+        ours.run(client.receive_input, client.send_output, record=False, seed=game)
+    same_client = args.pygammon_games / (time.perf_counter() - began)
+    print(f"the same client, matchlog run: {same_client:>9,.1f} games/s   (not recorded)")
+    print(f"ratio, matchlog recorded self-play / pygammon self-play: {ours_rate / theirs:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
