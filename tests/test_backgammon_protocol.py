@@ -328,3 +328,34 @@ def test_pygammons_enums_are_ours_by_name_and_value():
     from pygammon.structures import DieRolls, GameState
 
     assert bg.GameState._fields == GameState._fields and bg.DieRolls._fields == DieRolls._fields
+
+
+def test_a_pygammon_clients_callables_play_as_a_player_against_a_built_in():
+    from matchlog.events import Seat
+    from matchlog.referee import play_match
+    from matchlog.referee.backgammon import CallablePlayer, HeuristicPlayer
+
+    client = RandomClient(5, bg)
+    seats = (Seat("client", "pygammon-client"), Seat("heuristic", "heuristic"))
+    with Store() as store:
+        result = play_match(
+            "backgammon",
+            seats,
+            [CallablePlayer(client.receive_input, client.send_output), HeuristicPlayer(random.Random(1))],
+            store=store,
+            seed=3,
+        )
+        assert store.verify() == []
+        assert store.match(result.match_id).status == "finished"
+    # The client heard every output meant for it, ending with the result.
+    assert client.outputs[0][0] == "GAME_STATE" and client.outputs[1][0] == "TURN_ROLLS"
+    assert client.outputs[-1][0] == "GAME_WON"
+
+
+def test_heuristic_play_beats_random_play():
+    from matchlog.referee import play_series
+
+    first = play_series("backgammon", ["heuristic", "random"], games=20, seed=3)
+    second = play_series("backgammon", ["random", "heuristic"], games=20, seed=4)
+    wins = first.places["heuristic"].get(1, 0) + second.places["heuristic"].get(1, 0)
+    assert wins >= 34, wins  # 85% or better over 40 games, sides alternating

@@ -111,6 +111,44 @@ def test_play_mixes_built_ins_and_a_user_class_from_a_file(db: str, tmp_path: Pa
     assert [s["name"] for s in seats] == ["random", "reasoner", "zero", "random#2", "reasoner#2"]
 
 
+BACKGAMMON_PLAYER = """
+class FirstMove:
+    def move(self, board):
+        return board.legal_moves()[0]
+"""
+
+
+def test_play_backgammon_with_a_user_class_and_show_the_board(db: str, tmp_path: Path):
+    player = tmp_path / "bg_player.py"
+    player.write_text(BACKGAMMON_PLAYER)
+    out, _ = invoke(
+        "play",
+        "backgammon",
+        "-p",
+        f"{player}:FirstMove",
+        "-p",
+        "heuristic",
+        "--games",
+        "2",
+        "--seed",
+        "3",
+        "--rules",
+        "pygammon",
+        "--db",
+        db,
+        "--json",
+    )
+    report = json.loads(out)
+    assert [s["name"] for s in report["seats"]] == ["FirstMove", "heuristic"]
+    match_id = report["matches"][0]["match_id"]
+    shown, _ = invoke("show", match_id, "--at", "4", "--db", db)
+    assert "Backgammon (pygammon rules)" in shown and "bar: X" in shown
+    replayed, _ = invoke("replay", match_id, "--to", "3", "--db", db)
+    assert "opening roll" in replayed and "plays" in replayed
+    invoke("verify", "--db", db)
+    invoke("play", "backgammon", "-p", "random", "--db", db, code=2)  # one side is not a game
+
+
 def test_list_show_and_replay(db: str, played: list[str]):
     out, _ = invoke("list", "--db", db)
     assert all(match_id[:13] in out for match_id in played)
