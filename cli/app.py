@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -33,6 +34,7 @@ from .output import (
     console,
     emit_json,
     error_line,
+    errors,
     finding_dict,
     fit_to_output,
     match_dict,
@@ -261,6 +263,125 @@ def _places_table(places: dict[str, dict[int, int]], seats: int) -> Table:
     for name, counts in places.items():
         table.add_row(name, *(str(counts.get(place, 0)) for place in range(1, seats + 1)))
     return table
+
+
+# -- tournaments -------------------------------------------------------------------------------
+
+
+def _options(given: list[str]) -> dict[str, Any]:
+    """KEY=VALUE pairs, each value read as JSON where it is JSON (numbers, true, false), else as text."""
+    options: dict[str, Any] = {}
+    for pair in given:
+        key, equals, value = pair.partition("=")
+        if not equals or not key.strip():
+            raise UsageError(f"--option takes KEY=VALUE, not {pair!r}", code="usage.options")
+        try:
+            options[key.strip()] = msgspec.json.decode(value)
+        except msgspec.DecodeError:
+            options[key.strip()] = value
+    return options
+
+
+@app.command("tournament")
+@reports_errors
+def tournament(
+    game: Annotated[str, typer.Argument(help="The game (matchlog games lists them).")],
+    player: Annotated[list[str], _players("see matchlog games")],
+    games: Annotated[int, typer.Option(min=1, help="Matches in all, spread over every table and seat order.")] = 100,
+    jobs: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: one per core).")] = None,
+    seats: Annotated[int | None, typer.Option(min=1, help="Players per table (default: the game's least).")] = None,
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
+    ] = None,
+    seed: Seed = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    quiet: Quiet = False,
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Play a round-robin tournament in parallel worker processes, recording every match.
+
+    Every table of players plays in every seat order. Ctrl-C stops cleanly: finished matches are stored
+    and verified, and matches in progress are ended as abandoned.
+    Example: matchlog tournament backgammon -p heuristic -p random --games 1000
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from matchlog.referee.tournament import run_tournament
+
+    get_engine(game)
+    settings = _options(option or [])
+    show_progress = not (json or quiet)
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]:>8.1f} matches/s"),
+        TimeRemainingColumn(),
+        console=errors,
+        disable=not show_progress,
+    )
+    began = time.monotonic()
+    with open_log(db, create=True) as store, progress:
+        task = progress.add_task(f"{game} tournament", total=games, rate=0.0)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, rate=done / max(time.monotonic() - began, 1e-9))
+
+        result = run_tournament(
+            game,
+            player,
+            games=games,
+            store=store,
+            jobs=jobs,
+            seats=seats,
+            options=settings,
+            seed=seed,
+            timeout=timeout,
+            on_progress=advance,
+        )
+    if json:
+        emit_json(result)
+    else:
+        table = Table(show_edge=False, box=None, header_style="bold", pad_edge=False)
+        for column in (
+            "player",
+            "strategy",
+            "matches",
+            "wins",
+            "draws",
+            "losses",
+            "win rate (95% CI)",
+            "mean place",
+            "rating",
+        ):
+            table.add_column(column, justify="left" if column in ("player", "strategy") else "right")
+        for s in result.standings:
+            table.add_row(
+                s.name,
+                short_spec(s.player),
+                str(s.matches),
+                str(s.wins),
+                str(s.draws),
+                str(s.losses),
+                f"{s.win_rate:.1%} ({s.win_low:.1%}-{s.win_high:.1%})",
+                f"{s.mean_place:.2f}",
+                f"{s.rating:.0f}",
+            )
+        console.print(table)
+        verdict = (
+            "every hash chain verifies" if not result.findings else f"verify found {len(result.findings)} problem(s)!"
+        )
+        console.out(
+            f"{result.finished} matches in {result.seconds:.1f} s ({result.rate:.1f} matches/s), {result.events} events"
+            f" recorded in {db}; {verdict}"
+        )
+        if result.unfinished or result.interrupted:
+            console.out(f"interrupted: {result.unfinished} unfinished match(es) were ended as abandoned")
+    if result.findings:
+        raise typer.Exit(1)
+    if result.interrupted:
+        raise typer.Exit(130)
 
 
 # -- reading -----------------------------------------------------------------------------------

@@ -70,6 +70,7 @@ def play_match(
     seed: int | None = None,
     on_event: Callable[[Event, Any], None] | None = None,
     wait: bool = True,
+    match_id: UUID | None = None,
 ) -> MatchResult:
     """Referee one match between `players` (seated as `seats`) and record it.
 
@@ -91,7 +92,7 @@ def play_match(
         )
     full_options = msgspec.to_builtins(parse_options(spec, options))
     started = MatchStarted(game=game, options=full_options, seats=tuple(seats), series=series)
-    match_id = uuid7()
+    match_id = match_id or uuid7()
     if recorder is None:
         recorder = StoreRecorder(store, match_id) if store is not None else MemoryRecorder()
     trusted = builtin_names(game)

@@ -44,6 +44,7 @@ _RECORD_COLUMNS = "seq, event_id, epoch_us(recorded_at), actor, type, version, p
 _MATCH_SELECT = ", ".join(
     f"epoch_us({column})" if column in ("created_at", "ended_at") else column for column in MATCH_COLUMNS
 )
+_CANONICAL_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 _LOCKED = re.compile(r"Conflicting lock is held in (?P<program>.*?) \(PID (?P<pid>\d+)\)")
 
 
@@ -292,6 +293,31 @@ class Store:
         requests = [
             Request(match_id, tuple(item(e) for e in events), expected) for match_id, events, expected in batches
         ]
+        return self._write().submit_bulk(requests).result()
+
+    def append_bulk_encoded(
+        self, batches: Iterable[tuple[UUID, Sequence[tuple[str, int, bytes]], int]]
+    ) -> list[Appended]:
+        """Like `append_bulk`, for events already in canonical JSON: (event id, time in us, bytes) each,
+        as another process of ours sends them. Each is decoded, so the log never holds bytes it cannot read.
+
+        Raises:
+            StoreError: an event does not decode, or as for `append_bulk`; nothing at all was written.
+        """
+        requests = []
+        for match_id, encoded, expected in batches:
+            items = []
+            for event_id, at_us, payload in encoded:
+                try:
+                    event = decode(payload)
+                except DecodeError as error:
+                    raise StoreError(f"match {match_id}: {error.message}", code="store.bad_event") from None
+                if not _CANONICAL_ID.match(event_id):
+                    raise StoreError(
+                        f"match {match_id}: {event_id!r} is not a canonical event id", code="store.bad_event"
+                    )
+                items.append(Item(event, event_id, at_us, event.version, payload.decode()))
+            requests.append(Request(match_id, tuple(items), expected))
         return self._write().submit_bulk(requests).result()
 
     # -- reading -----------------------------------------------------------------------------
@@ -572,7 +598,7 @@ class Store:
             if event.tag != line.type:
                 raise ImportRejected(f"line {number}: type {line.type!r} does not match the event's {event.tag!r}")
             by_match.setdefault(line.match_id, []).append(
-                Item(event, line.event_id, line.at_us, line.version, payload, claimed, number)
+                Item(event, str(line.event_id), line.at_us, line.version, payload, claimed, number)
             )
             seqs.setdefault(line.match_id, []).append(line.seq)
         requests = []

@@ -75,7 +75,7 @@ class Item(msgspec.Struct, frozen=True):
     """One event ready for the log: its bytes, id and time, and (on import) the hash it claims."""
 
     event: Event
-    event_id: UUID
+    event_id: str  # canonical text, as the log hashes and stores it
     at_us: int
     version: int
     payload: str
@@ -90,10 +90,10 @@ def item(event: Event | Draft) -> Item:
         StoreError: `event` is not an event.
     """
     if isinstance(event, Draft):
-        return Item(event.event, event.event_id, event.at_us, event.event.version, encode(event.event).decode())
+        return Item(event.event, str(event.event_id), event.at_us, event.event.version, encode(event.event).decode())
     if not isinstance(event, Event):
         raise StoreError(f"only events can be appended, not {type(event).__name__}", code="store.not_an_event")
-    return Item(event, uuid7(), now_us(), event.version, encode(event).decode())
+    return Item(event, str(uuid7()), now_us(), event.version, encode(event).decode())
 
 
 class Request(msgspec.Struct, frozen=True):
@@ -109,7 +109,7 @@ class _Open:
     """What the writer keeps about a match it appends to."""
 
     info: MatchInfo | None  # None: nothing stored yet
-    ids: dict[int, int] = field(default_factory=dict)  # event id (as an int) -> seq, for idempotent re-sends
+    ids: dict[str, int] = field(default_factory=dict)  # event id -> seq, for idempotent re-sends
 
 
 @dataclass
@@ -118,12 +118,11 @@ class _Pending:
 
     base: _Open
     info: MatchInfo | None
-    ids: dict[int, int] = field(default_factory=dict)
+    ids: dict[str, int] = field(default_factory=dict)
 
-    def stored_at(self, event_id: UUID) -> int | None:
-        key = event_id.int
-        seq = self.ids.get(key)
-        return seq if seq is not None else self.base.ids.get(key)
+    def stored_at(self, event_id: str) -> int | None:
+        seq = self.ids.get(event_id)
+        return seq if seq is not None else self.base.ids.get(event_id)
 
 
 @dataclass
@@ -348,7 +347,7 @@ class Writer:
         next_seq = info.last_seq + 1 if info is not None else 0
         if not items:
             raise StoreError("nothing to append", code="store.empty_append")
-        if len({entry.event_id.int for entry in items}) != len(items):
+        if len({entry.event_id for entry in items}) != len(items):
             raise StoreError("the same event id appears twice in one append", code="store.duplicate_id")
 
         # A re-send of events already stored at the seqs asked for is a no-op for those events.
@@ -372,7 +371,7 @@ class Writer:
         prev = info.head_hash if info is not None else GENESIS
         match_text = str(match_id)
         rows: list[tuple[Any, ...]] = []
-        new_ids: dict[int, int] = {}
+        new_ids: dict[str, int] = {}
         seats: list[SeatRow] = []
         seq = first - 1
         for entry in items[resent:]:
@@ -396,7 +395,7 @@ class Writer:
             actor = event.actor
             if actor is not None and (type(actor) is not int or not 0 <= actor <= _MAX_SEAT):
                 raise StoreError(f"{event.tag}: actor {actor} is not a seat number", code="store.bad_event")
-            event_id = str(entry.event_id)
+            event_id = entry.event_id
             digest = chain_hash(
                 prev,
                 match_text,
@@ -431,7 +430,7 @@ class Writer:
                     digest,
                 )
             )
-            new_ids[entry.event_id.int] = seq
+            new_ids[entry.event_id] = seq
             if isinstance(event, _CATALOGUED):
                 ended_before = info.ended_seq
                 info = info.after(seq, event, entry.at_us, digest)
@@ -482,14 +481,14 @@ class Writer:
             for info in select_matches(self._con, "WHERE match_id IN (SELECT unnest(?::UUID[]))", [texts])
         }
         found.update((m, self._dirty[m]) for m in missing if m in self._dirty)
-        ids: dict[UUID, dict[int, int]] = {m: {} for m in found}
+        ids: dict[UUID, dict[str, int]] = {m: {} for m in found}
         if found:
             rows = self._con.execute(
-                "SELECT match_id, event_id, seq FROM events WHERE match_id IN (SELECT unnest(?::UUID[]))",
+                "SELECT match_id, event_id::VARCHAR, seq FROM events WHERE match_id IN (SELECT unnest(?::UUID[]))",
                 [[str(m) for m in found]],
             ).fetchall()
             for match_id, event_id, seq in rows:
-                ids[match_id][event_id.int] = seq
+                ids[match_id][event_id] = seq
         for match_id in missing:
             self._open[match_id] = _Open(found.get(match_id), ids.get(match_id, {}))
         while len(self._open) > OPEN_MATCHES + len(missing):

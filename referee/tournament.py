@@ -1,0 +1,446 @@
+"""Round-robin tournaments: matches played in worker processes, one writer recording them all.
+
+Every table of K players (every pairing when K is 2) plays in every seat order, the games spread
+evenly over those arrangements. Workers play with fresh player objects per match and stream each
+match's events back as they go; this process is the log's one writer and appends them in bulk
+transactions. Ctrl-C stops cleanly: what the workers sent is stored, every match that had started
+but not finished is ended as abandoned ("interrupted"), and the chains are verified.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import multiprocessing
+import queue
+import random
+import signal
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+from uuid import UUID
+
+import msgspec
+
+from matchlog.engines import get as get_engine
+from matchlog.events import (
+    Draft,
+    MatchEnded,
+    Outcome,
+    Seat,
+    Series,
+    UsageError,
+    encode,
+    now_us,
+    uuid7,
+    uuid_from_int,
+)
+from matchlog.store import Finding, Store
+
+from .play import DEFAULT_TIMEOUT, RUNNERS, play_match
+from .players import make_player, seats_from_specs
+
+__all__ = ["Standing", "TournamentResult", "arrangements", "run_tournament"]
+
+#: Events a worker gathers before sending them.
+_CHUNK = 500
+#: How long workers have to stop before they are killed.
+_STOP_SECONDS = 15.0
+#: The writer appends when it holds this many events, or this many seconds have passed.
+_BATCH_EVENTS = 20_000
+_BATCH_SECONDS = 0.2
+
+_encode = msgspec.msgpack.Encoder().encode
+_decode_events = msgspec.msgpack.Decoder(list[tuple[str, int, bytes]]).decode
+
+
+class Standing(msgspec.Struct, frozen=True):
+    """One player's results over the tournament."""
+
+    name: str
+    player: str
+    matches: int
+    wins: int
+    draws: int
+    losses: int
+    win_rate: float
+    win_low: float
+    win_high: float
+    mean_place: float
+    rating: float
+
+
+class TournamentResult(msgspec.Struct, frozen=True):
+    """What a tournament played, recorded and found."""
+
+    tournament_id: str
+    game: str
+    finished: int
+    unfinished: int
+    events: int
+    seconds: float
+    standings: tuple[Standing, ...]
+    findings: tuple[Finding, ...]
+    interrupted: bool
+    failures: tuple[str, ...] = ()
+
+    @property
+    def rate(self) -> float:
+        return self.finished / self.seconds if self.seconds else 0.0
+
+
+def arrangements(players: int, seats: int) -> list[tuple[int, ...]]:
+    """Every table of `seats` players out of `players`, in every seat order."""
+    return [order for table in itertools.combinations(range(players), seats) for order in itertools.permutations(table)]
+
+
+# -- the workers -------------------------------------------------------------------------------
+
+
+class _Stopped(Exception):
+    """The writer asked the workers to stop."""
+
+
+class _QueueRecorder:
+    """A worker's recorder: events go to the writer process in chunks; it also notices a stop."""
+
+    def __init__(self, results: Any, stop: Any, number: int, match_id: UUID) -> None:
+        self.results = results
+        self.stop = stop
+        self.number = number
+        self.match_id = match_id
+        self.sent = 0
+        self.buffer: list[Draft] = []
+        self.steps = 0
+
+    def record(self, drafts: list[Draft]) -> None:
+        self.buffer.extend(drafts)
+        if len(self.buffer) >= _CHUNK:
+            self.flush()
+        self.steps += 1
+        if self.steps % 16 == 0 and self.stop.is_set():
+            self.flush()
+            raise _Stopped
+
+    def flush(self) -> None:
+        if self.buffer:
+            payload = _encode([(str(d.event_id), d.at_us, encode(d.event)) for d in self.buffer])
+            self.results.put(("events", self.number, self.match_id.bytes, self.sent, payload))
+            self.sent += len(self.buffer)
+            self.buffer = []
+
+    def wait(self) -> None:
+        self.flush()
+
+
+def _worker(
+    tasks: Any,
+    results: Any,
+    stop: Any,
+    game: str,
+    seats: list[Seat],
+    options: dict[str, Any],
+    timeout: float | None,
+    seed: int,
+    tournament_id: str,
+    total: int,
+) -> None:
+    """Play the tasks handed out until told to stop; Ctrl-C is the writer's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    while not stop.is_set():
+        try:
+            task = tasks.get(timeout=0.5)
+        except queue.Empty:
+            if parent is not None and not parent.is_alive():
+                return  # the writer is gone: nobody would record the match
+            continue
+        if task is None:
+            return
+        number, order = task
+        rng = random.Random(f"{seed}:{number}")
+        table = [seats[i] for i in order]
+        match_id = uuid7()
+        recorder = _QueueRecorder(results, stop, number, match_id)
+        results.put(("start", number, match_id.bytes, list(order)))
+        try:
+            players = [make_player(game, seat.player, random.Random(rng.randrange(2**63))) for seat in table]
+            result = play_match(
+                game,
+                table,
+                players,
+                options=options,
+                recorder=recorder,
+                timeout=timeout,
+                series=Series(tournament_id, number + 1, total),
+                seed=rng.randrange(2**63),
+                match_id=match_id,
+            )
+        except _Stopped:
+            return  # the writer ends the match as interrupted
+        except Exception as error:  # the match could not be played: say so, and carry on
+            recorder.flush()
+            results.put(("failed", number, match_id.bytes, f"{type(error).__name__}: {error}"))
+            continue
+        results.put(("end", number, match_id.bytes, list(result.outcome.places)))
+
+
+# -- the writer --------------------------------------------------------------------------------
+
+
+class _Writer:
+    """Appends what the workers send, in bulk transactions, and keeps the score."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.pending: list[tuple[UUID, list[tuple[str, int, bytes]], int]] = []
+        self.pending_events = 0
+        self.flushed_at = time.monotonic()
+        self.sent: dict[UUID, int] = {}  # match id -> events received so far (stored or pending)
+        self.tables: dict[UUID, int] = {}  # match id -> its number of seats
+        self.running: dict[UUID, int] = {}  # match id -> match number, until it ends
+        self.orders: dict[int, tuple[int, ...]] = {}
+        self.places: dict[int, tuple[int, ...]] = {}
+        self.failures: list[str] = []
+        self.events = 0
+
+    def take(self, message: tuple) -> bool:
+        """Handle one worker message; True when it finished a match (played, or failed)."""
+        kind, number, raw_id = message[0], message[1], message[2]
+        match_id = uuid_from_int(int.from_bytes(raw_id, "big"))
+        finished = False
+        if kind == "start":
+            self.running[match_id] = number
+            self.orders[number] = tuple(message[3])
+            self.tables[match_id] = len(message[3])
+            self.sent[match_id] = 0
+        elif kind == "events":
+            self.queue(match_id, _decode_events(message[4]))
+        elif kind == "end":
+            self.running.pop(match_id, None)
+            self.places[number] = tuple(message[3])
+            finished = True
+        elif kind == "failed":
+            self.failures.append(f"match {number + 1}: {message[3]}")
+            self.abandon(match_id, f"the match failed: {message[3]}")
+            finished = True
+        if self.pending_events >= _BATCH_EVENTS or time.monotonic() - self.flushed_at >= _BATCH_SECONDS:
+            self.flush()
+        return finished
+
+    def queue(self, match_id: UUID, events: list[tuple[str, int, bytes]]) -> None:
+        """Events (id, time, canonical JSON) to append after what was sent of the match."""
+        self.pending.append((match_id, events, self.sent[match_id]))
+        self.sent[match_id] += len(events)
+        self.pending_events += len(events)
+
+    def abandon(self, match_id: UUID, reason: str) -> None:
+        """End a started match as abandoned, after whatever of it was sent."""
+        self.running.pop(match_id, None)
+        if not self.sent.get(match_id):
+            return  # nothing of it reached the log
+        outcome = Outcome(places=(1,) * self.tables[match_id], winners=(), result="abandoned")
+        self.queue(match_id, [(str(uuid7()), now_us(), encode(MatchEnded(outcome=outcome, reason=reason)))])
+
+    def flush(self) -> None:
+        if self.pending:
+            merged: dict[UUID, tuple[UUID, list[tuple[str, int, bytes]], int]] = {}
+            for match_id, drafts, first in self.pending:  # a match's chunks arrive in order
+                if match_id in merged:
+                    merged[match_id][1].extend(drafts)
+                else:
+                    merged[match_id] = (match_id, list(drafts), first)
+            self.store.append_bulk_encoded(list(merged.values()))
+            self.events += self.pending_events
+        self.pending, self.pending_events = [], 0
+        self.flushed_at = time.monotonic()
+
+
+def run_tournament(
+    game: str,
+    specs: Sequence[str],
+    *,
+    games: int,
+    store: Store,
+    jobs: int | None = None,
+    seats: int | None = None,
+    options: dict[str, Any] | None = None,
+    seed: int | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> TournamentResult:
+    """Play `games` matches over every table and seat order, in `jobs` worker processes.
+
+    Raises:
+        UsageError: bad players, table size, game or option.
+        StoreError: the log refused the tournament's events.
+    """
+    engine = get_engine(game)
+    if game not in RUNNERS:
+        raise UsageError(f"matchlog cannot referee {game} yet", code="usage.game")
+    table = seats or engine.spec.min_players
+    roster = seats_from_specs(game, specs)
+    if len(roster) < table:
+        raise UsageError(f"a table of {table} needs at least {table} players, not {len(roster)}", code="usage.players")
+    spec = engine.spec
+    if table < spec.min_players or (spec.max_players is not None and table > spec.max_players):
+        raise UsageError(
+            f"{spec.title} is played by {spec.min_players} to {spec.max_players or 'any number of'} "
+            f"players, not {table}",
+            code="usage.seats",
+        )
+    if games < 1:
+        raise UsageError(f"--games must be at least 1, not {games}", code="usage.games")
+    from matchlog.engines import parse_options
+
+    full_options = msgspec.to_builtins(parse_options(spec, options))
+    orders = arrangements(len(roster), table)
+    seed = seed if seed is not None else random.SystemRandom().randrange(2**63)
+    tournament_id = str(uuid7())
+    jobs = max(1, jobs or multiprocessing.cpu_count())
+
+    context = multiprocessing.get_context("spawn")
+    tasks = context.Queue()
+    results = context.Queue()
+    stop = context.Event()
+    workers = [
+        context.Process(
+            target=_worker,
+            args=(tasks, results, stop, game, roster, full_options, timeout, seed, tournament_id, games),
+            daemon=True,
+        )
+        for _ in range(jobs)
+    ]
+    writer = _Writer(store)
+    began = time.monotonic()
+    interrupted = False
+    handed_out = done = 0
+
+    def hand_out() -> None:
+        """Keep a few tasks queued per worker (not all of them: a stopped run must not wait on them)."""
+        nonlocal handed_out
+        while handed_out < games and handed_out - done < 2 * jobs:
+            tasks.put((handed_out, orders[handed_out % len(orders)]))
+            handed_out += 1
+            if handed_out == games:
+                for _ in range(jobs):
+                    tasks.put(None)
+
+    try:
+        for worker in workers:
+            worker.start()
+        hand_out()
+        while done < games:
+            try:
+                message = results.get(timeout=0.1)
+            except queue.Empty:
+                if not any(worker.is_alive() for worker in workers) and results.empty():
+                    break  # every worker is gone: what they did not finish is unfinished
+                if time.monotonic() - writer.flushed_at >= _BATCH_SECONDS:
+                    writer.flush()
+                continue
+            if writer.take(message):
+                done += 1
+                hand_out()
+                if on_progress is not None:
+                    on_progress(done, games)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        # Let the workers stop at their next step, and store everything they sent until then.
+        stop.set()
+        deadline = time.monotonic() + _STOP_SECONDS
+        while any(w.pid is not None and w.is_alive() for w in workers) and time.monotonic() < deadline:
+            with contextlib.suppress(queue.Empty, EOFError, OSError):
+                writer.take(results.get(timeout=0.05))
+        stragglers = [worker for worker in workers if worker.pid is not None and worker.is_alive()]
+        if not stragglers:
+            while True:  # every worker has exited: what is left in the queue is whole
+                try:
+                    writer.take(results.get(timeout=0.05))
+                except (queue.Empty, EOFError, OSError):
+                    break
+        for worker in stragglers:
+            worker.terminate()  # a worker that ignores the stop loses what it had not sent
+        for worker in workers:
+            if worker.pid is not None:
+                worker.join(timeout=5)
+        # Nobody reads the queues any more: do not wait on them at exit.
+        for channel in (tasks, results):
+            channel.cancel_join_thread()
+            channel.close()
+        unfinished = list(writer.running)
+        for match_id in unfinished:
+            writer.abandon(match_id, "tournament interrupted" if interrupted else "its worker stopped")
+        writer.flush()
+    seconds = time.monotonic() - began
+    match_ids = [m for m, count in writer.sent.items() if count]
+    findings = tuple(store.verify(match_ids)) if match_ids else ()
+    standings = _standings(roster, writer.orders, writer.places)
+    return TournamentResult(
+        tournament_id,
+        game,
+        len(writer.places),
+        len(unfinished),
+        writer.events,
+        seconds,
+        standings,
+        findings,
+        interrupted,
+        tuple(writer.failures),
+    )
+
+
+def _standings(
+    roster: Sequence[Seat], orders: dict[int, tuple[int, ...]], places: dict[int, tuple[int, ...]]
+) -> tuple[Standing, ...]:
+    """Results per player, and Elo ratings from every pair of seats in every match (in match order)."""
+    from matchlog.replay.stats import wilson
+
+    count = len(roster)
+    matches, wins, draws, place_sum = [0] * count, [0] * count, [0] * count, [0] * count
+    rating = [1500.0] * count
+    for number in sorted(places):
+        order, placed = orders[number], places[number]
+        best = min(placed)
+        first = [seat for seat, place in enumerate(placed) if place == best]
+        for seat, player in enumerate(order):
+            matches[player] += 1
+            place_sum[player] += placed[seat]
+            if seat in first:
+                if len(first) == 1:
+                    wins[player] += 1
+                else:
+                    draws[player] += 1
+        # Elo over every pair at the table: the better place scores 1, equal places 0.5.
+        k = 24.0 / max(1, len(order) - 1)
+        deltas = [0.0] * count
+        for a, b in itertools.combinations(range(len(order)), 2):
+            pa, pb = order[a], order[b]
+            expected = 1 / (1 + math.pow(10, (rating[pb] - rating[pa]) / 400))
+            score = 1.0 if placed[a] < placed[b] else 0.5 if placed[a] == placed[b] else 0.0
+            deltas[pa] += k * (score - expected)
+            deltas[pb] -= k * (score - expected)
+        for player in range(count):
+            rating[player] += deltas[player]
+    standings = []
+    for player, seat in enumerate(roster):
+        n = matches[player]
+        low, high = wilson(wins[player], n)
+        standings.append(
+            Standing(
+                seat.name,
+                seat.player,
+                n,
+                wins[player],
+                draws[player],
+                n - wins[player] - draws[player],
+                wins[player] / n if n else 0.0,
+                low,
+                high,
+                place_sum[player] / n if n else 0.0,
+                round(rating[player], 1),
+            )
+        )
+    return tuple(sorted(standings, key=lambda s: (-s.rating, s.name)))

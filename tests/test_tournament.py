@@ -1,0 +1,108 @@
+"""Tournaments: worker processes, one writer, every arrangement, clean stops, standings."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from matchlog.events import UsageError
+from matchlog.referee.tournament import arrangements, run_tournament
+from matchlog.store import Store
+
+
+def test_arrangements_are_every_table_in_every_seat_order():
+    assert arrangements(3, 2) == [(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)]
+    assert len(arrangements(4, 3)) == 4 * 6
+    assert all(len(set(order)) == 3 for order in arrangements(5, 3))
+
+
+def test_a_porrinha_tournament_plays_every_arrangement_evenly(tmp_path: Path):
+    with Store(tmp_path / "log.duckdb") as store:
+        result = run_tournament(
+            "porrinha", ["random", "reasoner", "random"], games=36, store=store, jobs=2, seats=3, seed=1
+        )
+        assert (result.finished, result.unfinished, result.findings, result.interrupted) == (36, 0, (), False)
+        matches = store.matches(limit=None)
+        assert len(matches) == 36 and all(m.status == "finished" for m in matches)
+        assert {m.series_id for m in matches} == {result.tournament_id}
+        orders = Counter(tuple(m.players) for m in matches)
+        assert len(orders) == 6 and set(orders.values()) == {6}  # 3 players, 3 seats: 6 orders, 6 games each
+        assert result.events == store.count()
+        assert sum(s.matches for s in result.standings) == 36 * 3
+        assert sum(s.wins + s.draws for s in result.standings) == 36
+        best = result.standings[0]
+        assert best.name == "reasoner" and best.rating > 1500  # the reasoner beats random players
+        assert store.verify() == []
+
+
+def test_a_backgammon_tournament_is_reproducible_from_its_seed(tmp_path: Path):
+    outcomes = []
+    for run in range(2):
+        with Store(tmp_path / f"log{run}.duckdb") as store:
+            run_tournament("backgammon", ["heuristic", "random"], games=6, store=store, jobs=2, seed=9)
+            outcomes.append(sorted((m.series_game, m.outcome.result, m.outcome.winners) for m in store.matches()))
+    assert outcomes[0] == outcomes[1]
+
+
+class Broken:
+    def __init__(self):
+        raise RuntimeError("cannot start")
+
+
+def test_matches_that_cannot_be_played_are_reported(tmp_path: Path):
+    player = tmp_path / "broken.py"
+    player.write_text("class Broken:\n    def __init__(self):\n        raise RuntimeError('cannot start')\n")
+    with Store(tmp_path / "log.duckdb") as store:
+        result = run_tournament("porrinha", ["random", f"{player}:Broken"], games=4, store=store, jobs=1, seed=1)
+        assert result.finished == 0 and len(result.failures) == 4
+        assert "RuntimeError: cannot start" in result.failures[0]
+        assert store.matches() == []
+
+
+@pytest.mark.parametrize(
+    ("specs", "seats", "code"), [(["random"], None, "usage.players"), (["random"] * 3, 3, "usage.seats")]
+)
+def test_tables_the_game_cannot_seat(tmp_path: Path, specs, seats, code):
+    with Store() as store, pytest.raises(UsageError) as caught:
+        run_tournament("backgammon", specs, games=2, store=store, seats=seats)
+    assert caught.value.code == code
+
+
+def test_ctrl_c_stores_what_finished_and_ends_the_rest_as_abandoned(tmp_path: Path):
+    db = tmp_path / "log.duckdb"
+    command = [
+        sys.executable,
+        "-m",
+        "matchlog.cli",
+        "tournament",
+        "backgammon",
+        "-p",
+        "random",
+        "-p",
+        "random",
+        "--games",
+        "5000",
+        "--db",
+        str(db),
+        "-q",
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (db.exists() and db.stat().st_size > 300_000):
+        time.sleep(0.1)  # some matches are recorded
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "interrupted:" in out
+    with Store(db) as store:
+        assert store.verify() == []
+        statuses = Counter(m.status for m in store.matches(limit=None))
+        assert statuses["finished"] >= 1 and statuses["running"] == 0
+        for match in store.matches(status="abandoned"):
+            assert store.read(match.match_id)[-1].event.reason == "tournament interrupted"
