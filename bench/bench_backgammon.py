@@ -4,8 +4,9 @@
     python bench/bench_backgammon.py --games 200   # quicker
 
 Prints: legal-play generation (positions/s), matchlog's random self-play with every game recorded
-(games/s, then every game verified and its final position checked), pygammon's own self-play with a
-random client (games/s), and the same client through matchlog's pygammon-compatible run().
+(games/s, then every game verified and its final position checked) in one process and as a
+tournament in worker processes, pygammon's own self-play with a random client (games/s), and the
+same client through matchlog's pygammon-compatible run().
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from matchlog.engines.backgammon import _analysis, plays
 from matchlog.events import MatchStarted, Seat
 from matchlog.referee import backgammon as ours
 from matchlog.referee import play_series
+from matchlog.referee.tournament import run_tournament
 from matchlog.replay import fold
 from matchlog.store import Store
 
@@ -63,6 +65,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1000, help="recorded self-play games (default 1000)")
     parser.add_argument("--pygammon-games", type=int, default=100, help="pygammon games (default 100)")
     parser.add_argument("--positions", type=int, default=3000, help="positions for play generation")
+    parser.add_argument("--jobs", type=int, default=2, help="tournament worker processes (default 2)")
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
 
@@ -102,7 +105,20 @@ def main() -> None:
         ours.run(client.receive_input, client.send_output, record=False, seed=game)
     same_client = args.pygammon_games / (time.perf_counter() - began)
     print(f"the same client, matchlog run: {same_client:>9,.1f} games/s   (not recorded)")
-    print(f"ratio, matchlog recorded self-play / pygammon self-play: {ours_rate / theirs:.1f}x")
+
+    with tempfile.TemporaryDirectory() as scratch, Store(Path(scratch) / "tournament.duckdb") as store:
+        result = run_tournament(
+            "backgammon", ["random", "random"], games=args.games, store=store, jobs=args.jobs, seed=7
+        )
+        legal = sum(final_position_is_legal(fold(store.read(m.match_id))) for m in store.matches(limit=None))
+    print(
+        f"matchlog tournament, {args.jobs} jobs:  {result.rate:>9,.1f} games/s   (recorded: {result.events:,} events;"
+        f" verify: {len(result.findings)} findings; legal final positions: {legal}/{result.finished})"
+    )
+    print(
+        f"ratios to pygammon's self-play: one process {ours_rate / theirs:.1f}x,"
+        f" tournament with {args.jobs} workers {result.rate / theirs:.1f}x"
+    )
 
 
 if __name__ == "__main__":
