@@ -27,7 +27,7 @@ from matchlog.engines import names as game_names
 from matchlog.engines import ordinal
 from matchlog.events import MatchlogError, StoreError, UsageError, json_schema
 from matchlog.referee import DEFAULT_TIMEOUT, MatchResult, builtin_names, play_series
-from matchlog.replay import fork, state_at, summary, timeline, undo
+from matchlog.replay import export_seat_jsonl, fork, state_at, summary, timeline, undo
 from matchlog.store import Store, connect_read_only
 
 from .output import (
@@ -81,6 +81,10 @@ def reports_errors(command: F) -> F:
         except KeyboardInterrupt:
             error_line("interrupted; everything acknowledged before is in the log", "interrupted")
             raise typer.Exit(130) from None
+        except BrokenPipeError:
+            # The reader went away (`matchlog export ... | head`): stop quietly, as other tools do.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(0) from None
         except (typer.Exit, typer.Abort):
             raise
         except Exception as error:
@@ -157,6 +161,36 @@ def play_porrinha(
 class Rules(StrEnum):
     standard = "standard"
     pygammon = "pygammon"
+
+
+@play_app.command("davinci")
+@reports_errors
+def play_davinci(
+    player: Annotated[list[str], _players("seed-ai, random, human")],
+    jokers: Annotated[bool, typer.Option("--jokers", help="Play with the two jokers (26 tiles).")] = False,
+    games: Games = 1,
+    seed: Seed = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    quiet: Quiet = False,
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Play Da Vinci Code (2 to 4 players; hidden tiles) and record every match.
+
+    With --player human you play at the terminal: type "quit" (or press Ctrl-C) to leave the match.
+    Example: matchlog play davinci -p human -p seed-ai --jokers
+    """
+    _play(
+        "davinci",
+        player,
+        options={"jokers": jokers},
+        games=games,
+        seed=seed,
+        timeout=timeout,
+        quiet=quiet,
+        db=db,
+        json=json,
+    )
 
 
 @play_app.command("backgammon")
@@ -748,6 +782,12 @@ def export(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="File to write (jsonl: default stdout).")
     ] = None,
+    as_seat: Annotated[
+        int | None,
+        typer.Option(
+            "--as-seat", min=-1, help="Only what this seat saw (-1: a spectator); JSON Lines, not importable."
+        ),
+    ] = None,
     db: Db = DEFAULT_DB,
 ) -> None:
     """Export matches: JSON Lines with the hash chain (for `import`), or Parquet for other tools."""
@@ -755,7 +795,18 @@ def export(
         raise UsageError("give one MATCH or --all", code="usage.export")
     with open_log(db) as store:
         ids = None if all_matches else [store.resolve(match)]  # type: ignore[arg-type]
-        if format is Format.parquet:
+        if as_seat is not None:
+            if format is not Format.jsonl:
+                raise UsageError("--as-seat exports JSON Lines only", code="usage.export")
+            chosen = ids if ids is not None else [info.match_id for info in store.matches(limit=None)]
+            viewer = None if as_seat == -1 else as_seat
+            if output is None:
+                count = export_seat_jsonl(store, sys.stdout.buffer, chosen, viewer)
+                sys.stdout.buffer.flush()
+            else:
+                with output.open("wb") as out:
+                    count = export_seat_jsonl(store, out, chosen, viewer)
+        elif format is Format.parquet:
             if output is None:
                 raise UsageError("parquet needs --output FILE", code="usage.export")
             count = store.export_parquet(output, ids)

@@ -14,6 +14,7 @@ bar at 25, borne-off checkers at 0.
 
 from __future__ import annotations
 
+import random
 from functools import lru_cache
 from typing import Literal
 
@@ -411,6 +412,9 @@ class Backgammon:
         if not state.dice:
             return Turn(CHANCE, "roll")
         return Turn(state.side, "move")
+
+    def chance(self, state: BackgammonState, rng: random.Random) -> Event:
+        return rng.choice(self.chance_outcomes(state))
 
     def chance_outcomes(self, state: BackgammonState) -> tuple[Event, ...]:
         turn = self.to_act(state)

@@ -5,11 +5,15 @@ one recorded event into a new state, and everything else reads a state: whose de
 (`to_act`), what they may answer (`legal`), whether an answer is allowed (`parse`, then `check`,
 which raise `IllegalAction` with a stable code), how it ended (`outcome`), what one seat may see
 (`view`, `redact`), and how to show it (`render`, `describe`). No engine does I/O, reads a clock or
-draws a random number: chance reaches it as recorded events.
+draws a random number of its own: chance reaches it as recorded events. When chance must act,
+`to_act` names the seat CHANCE, and `chance(state, rng)` turns the referee's random source into the
+event to record (a roll, a shuffle, a generated board); where the possibilities can be listed,
+`chance_outcomes` lists them, equally likely, so an audit can check a recorded one was possible.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any, Protocol, TypeVar
 
 import msgspec
@@ -96,8 +100,12 @@ class Engine(Protocol[State]):
         """Whose decision is awaited, or None when the match is over."""
         ...
 
+    def chance(self, state: State, rng: random.Random) -> Event:
+        """The event chance records now, drawn from the referee's `rng` (only when `to_act` is CHANCE)."""
+        ...
+
     def chance_outcomes(self, state: State) -> tuple[Event, ...]:
-        """The equally likely events chance may record now (empty unless `to_act` is CHANCE)."""
+        """The equally likely events chance may record now, where they can be listed (else empty)."""
         ...
 
     def legal(self, state: State, seat: int) -> tuple[Event, ...]:

@@ -9,6 +9,7 @@ hidden information (hands stay secret until the round settles) and sequential pu
 
 from __future__ import annotations
 
+import random
 from typing import Literal
 
 import msgspec
@@ -193,6 +194,9 @@ class Porrinha:
             if state.guesses[seat] == PENDING_GUESS:
                 return Turn(seat, "guess")
         return None  # pragma: no cover - a complete round is settled by apply
+
+    def chance(self, state: PorrinhaState, rng: random.Random) -> Event:
+        raise ValueError("Porrinha has no chance")
 
     def chance_outcomes(self, state: PorrinhaState) -> tuple[Event, ...]:
         return ()  # Porrinha has no chance

@@ -6,7 +6,7 @@ from typing import Any
 
 from matchlog.events import UsageError
 
-from . import backgammon, porrinha
+from . import backgammon, davinci, porrinha
 from .contract import Engine
 
 __all__ = ["GAMES", "get", "names"]
@@ -14,6 +14,7 @@ __all__ = ["GAMES", "get", "names"]
 GAMES: dict[str, Engine[Any]] = {
     porrinha.ENGINE.spec.name: porrinha.ENGINE,
     backgammon.ENGINE.spec.name: backgammon.ENGINE,
+    davinci.ENGINE.spec.name: davinci.ENGINE,
 }
 
 

@@ -19,6 +19,16 @@ Schema evolution, the rules every change to an event follows:
 from .backgammon import CheckerMoved, DiceRolled, OpeningRolled
 from .base import Event, Outcome, Seat
 from .codec import EVENT_TYPES, AnyEvent, current_version, decode, encode, event_type, json_schema, upcaster
+from .davinci import (
+    GuessStopped,
+    JokerPlaced,
+    TileDrawn,
+    TileDrawnHidden,
+    TileGuessed,
+    TileRevealed,
+    TilesShuffled,
+    TilesShuffledHidden,
+)
 from .envelope import Draft, Record, draft, now_us, us_to_datetime, uuid7, uuid_from_int
 from .errors import (
     ConcurrencyError,
@@ -46,12 +56,14 @@ __all__ = [
     "Draft",
     "Event",
     "GuessMade",
+    "GuessStopped",
     "GuessVoided",
     "HandChosen",
     "HandHidden",
     "HandReset",
     "IllegalAction",
     "ImportRejected",
+    "JokerPlaced",
     "MatchEnded",
     "MatchStarted",
     "MatchlogError",
@@ -64,6 +76,12 @@ __all__ = [
     "Series",
     "StoreBusy",
     "StoreError",
+    "TileDrawn",
+    "TileDrawnHidden",
+    "TileGuessed",
+    "TileRevealed",
+    "TilesShuffled",
+    "TilesShuffledHidden",
     "UnknownMatch",
     "UsageError",
     "current_version",

@@ -321,11 +321,11 @@ class _Session:
 
     def roll(self) -> Any:
         """Draw and record what chance does now (the opening roll, or a turn's dice)."""
-        outcomes = ENGINE.chance_outcomes(self.state)
         given = next(self.rolls, None) if self.rolls is not None else None
         if given is None:
-            event = self.rng.choice(outcomes)
+            event = ENGINE.chance(self.state, self.rng)
         else:
+            outcomes = ENGINE.chance_outcomes(self.state)
             event = (
                 next((o for o in outcomes if (o.first, o.second) == tuple(given)), None)
                 if isinstance(outcomes[0], OpeningRolled)

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["PlayerCalls", "Reply"]
+__all__ = ["PlayerCalls", "PlayerLeft", "Reply"]
 
 #: How much of a player's exception text a record keeps.
 _DETAIL_LIMIT = 300
@@ -83,8 +83,16 @@ def _run(function: Callable[..., Any], args: tuple[Any, ...], method: str) -> Re
         return Reply(value=function(*args))
     except KeyboardInterrupt:
         raise
+    except PlayerLeft as error:
+        return Reply(failure=PlayerLeft.code, detail=f"{method}(): {error}")
     except BaseException as error:  # a player's SystemExit must not end the referee either
         text = f"{type(error).__name__}: {error}"
         if len(text) > _DETAIL_LIMIT:
             text = text[: _DETAIL_LIMIT - 1] + "…"
         return Reply(failure="player.exception", detail=f"{method}() raised {text}")
+
+
+class PlayerLeft(Exception):
+    """Raised by a player to leave the match (a human who quits): recorded as `player.left`."""
+
+    code = "player.left"

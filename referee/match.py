@@ -7,6 +7,7 @@ protocol (which method to call, with what view) and its policy for rejected answ
 
 from __future__ import annotations
 
+import random
 import time
 from collections import deque
 from collections.abc import Callable
@@ -14,7 +15,7 @@ from concurrent.futures import Future
 from typing import Any, Protocol
 from uuid import UUID
 
-from matchlog.engines import Engine, Turn
+from matchlog.engines import CHANCE, Engine, Turn
 from matchlog.engines.contract import shown
 from matchlog.events import (
     ActionsUndone,
@@ -160,6 +161,8 @@ class Referee:
         self.state = engine.start(started)
         self.removed: set[int] = set()
         self.outcome: Outcome | None = None
+        #: The events of the step in progress, each with the states around it (for telling players).
+        self.step: list[tuple[Any, Event, Any]] = []
         self.seq = -1
         self._emit([started], apply=False)
 
@@ -173,8 +176,10 @@ class Referee:
 
     def _emit(self, events: list[Event], *, apply: bool) -> None:
         for event in events:
+            before = self.state
             if apply:
                 self.state = self.engine.apply(self.state, event)
+            self.step.append((before, event, self.state))
             if isinstance(event, PlayerRemoved):
                 self.removed.add(event.seat)
             self.seq += 1
@@ -198,8 +203,8 @@ class Referee:
         self.engine.check(self.state, seat, event)
         return event
 
-    def run(self, protocol: GameProtocol) -> Outcome:
-        """Play the match to its end and record the outcome."""
+    def run(self, protocol: GameProtocol, rng: random.Random | None = None) -> Outcome:
+        """Play the match to its end and record the outcome; chance draws from `rng`."""
         protocol.begin(self)
         decisions = 0
         while (turn := self.engine.to_act(self.state)) is not None:
@@ -207,6 +212,11 @@ class Referee:
             if decisions > MAX_DECISIONS:
                 return self.abandon(f"no result after {MAX_DECISIONS} decisions")
             before = self.state
+            self.step = []
+            if turn.seat == CHANCE:
+                self.record(self.engine.chance(self.state, rng or random.Random()))
+                protocol.after(self, before, self.state)
+                continue
             reply = protocol.ask(self, turn)
             if reply.failed:
                 self.remove(turn.seat, reply.failure or "player.failed", reply.detail)

@@ -18,7 +18,7 @@ from matchlog.engines import parse_options
 from matchlog.events import Event, MatchStarted, Outcome, Seat, Series, UsageError, uuid7
 from matchlog.store import Store
 
-from . import backgammon
+from . import backgammon, davinci
 from .calls import PlayerCalls
 from .match import MemoryRecorder, Recorder, Referee, StoreRecorder
 from .players import builtin_names, make_player, seats_from_specs
@@ -37,6 +37,7 @@ Runner = Callable[[Referee, Sequence[PlayerCalls], random.Random], object]
 RUNNERS: dict[str, Runner] = {
     "porrinha": lambda referee, calls, rng: referee.run(PorrinhaProtocol(calls)),
     "backgammon": backgammon.referee_match,
+    "davinci": davinci.run_match,
 }
 
 

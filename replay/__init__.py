@@ -4,20 +4,24 @@ from .branch import fork, undo, undoable
 from .fold import Step, Visitor, effective, engine_of, fold, timeline, undone_seqs
 from .stats import GameSummary, PlayerSummary, Summary, summary, wilson
 from .travel import SNAPSHOT_EVERY, MatchState, load, state_at
+from .views import SeatLine, export_seat_jsonl, seat_lines
 
 __all__ = [
     "SNAPSHOT_EVERY",
     "GameSummary",
     "MatchState",
     "PlayerSummary",
+    "SeatLine",
     "Step",
     "Summary",
     "Visitor",
     "effective",
     "engine_of",
+    "export_seat_jsonl",
     "fold",
     "fork",
     "load",
+    "seat_lines",
     "state_at",
     "summary",
     "timeline",

@@ -37,10 +37,15 @@ class Guarded:
         assert isinstance(after, msgspec.Struct) and after.__struct_config__.frozen
         return after
 
+    def chance(self, state: Any, rng: random.Random) -> Event:
+        event = self.engine.chance(state, rng)
+        outcomes = self.engine.chance_outcomes(state)
+        assert not outcomes or event in outcomes, "chance drew something it does not list as possible"
+        return event
+
     def to_act(self, state: Any) -> Any:
         turn = self.engine.to_act(state)
         if turn is not None and turn.seat == CHANCE:
-            assert self.engine.chance_outcomes(state), "chance must have something to draw"
             assert all(self.engine.legal(state, seat) == () for seat in range(len(state.names)))
         elif turn is not None:
             self.decisions += 1
@@ -57,7 +62,7 @@ class Guarded:
 def playout(game: str, players: int, seed: int) -> tuple[Referee, list[Any], list[Record]]:
     engine = GAMES[game]
     rng = random.Random(seed)
-    names = sorted(builtin_names(game))
+    names = sorted(name for name in builtin_names(game) if name != "human")  # no one at a terminal
     seats = tuple(Seat(f"s{i}", rng.choice(names)) for i in range(players))
     started = MatchStarted(game=game, options={}, seats=seats)
     recorder = MemoryRecorder()

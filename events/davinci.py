@@ -1,0 +1,104 @@
+"""Da Vinci Code's events. Tiles are numbered by sequence: tile t shows number t // 2, black when
+t is even and white when odd (black 0, white 0, black 1, ...); 24 and 25 are the black and white
+jokers. The log holds every tile; what a seat may see of these events is decided by the engine's
+view, which turns the hidden ones into `TileDrawnHidden` and `TilesShuffledHidden`.
+"""
+
+from __future__ import annotations
+
+from .base import Event
+
+__all__ = [
+    "EVENTS",
+    "GuessStopped",
+    "JokerPlaced",
+    "TileDrawn",
+    "TileDrawnHidden",
+    "TileGuessed",
+    "TileRevealed",
+    "TilesShuffled",
+    "TilesShuffledHidden",
+]
+
+
+class TilesShuffled(Event, tag="davinci.tiles_shuffled"):
+    """The referee shuffled the tiles face down; `order` is the pile, top first. Nobody sees it."""
+
+    order: tuple[int, ...]
+
+
+class TilesShuffledHidden(Event, tag="davinci.tiles_shuffled_hidden"):
+    """What a seat sees of the shuffle: how many tiles. Only views contain it."""
+
+    count: int
+
+
+class TileDrawn(Event, tag="davinci.tile_drawn"):
+    """`seat` took the top tile of the pile (when dealt, or at the start of its turn)."""
+
+    seat: int
+    tile: int
+
+
+class TileDrawnHidden(Event, tag="davinci.tile_drawn_hidden"):
+    """What the others see of a draw: the tile's colour (0 black, 1 white). Only views contain it."""
+
+    seat: int
+    colour: int
+
+
+class JokerPlaced(Event, tag="davinci.joker_placed"):
+    """`seat` put the joker it drew at `position` in its row."""
+
+    seat: int
+    position: int
+
+    @property
+    def actor(self) -> int | None:
+        return self.seat
+
+
+class TileGuessed(Event, tag="davinci.tile_guessed"):
+    """`seat` said that `target`'s tile at `position` is `number` (None: a joker)."""
+
+    seat: int
+    target: int
+    position: int
+    number: int | None
+
+    @property
+    def actor(self) -> int | None:
+        return self.seat
+
+
+class GuessStopped(Event, tag="davinci.guess_stopped"):
+    """After a right guess, `seat` stopped guessing; the tile it drew stays hidden."""
+
+    seat: int
+
+    @property
+    def actor(self) -> int | None:
+        return self.seat
+
+
+class TileRevealed(Event, tag="davinci.tile_revealed"):
+    """After a wrong guess with no tile drawn (the pile was empty), `seat` turned up its tile at `position`."""
+
+    seat: int
+    position: int
+
+    @property
+    def actor(self) -> int | None:
+        return self.seat
+
+
+EVENTS: tuple[type[Event], ...] = (
+    TilesShuffled,
+    TilesShuffledHidden,
+    TileDrawn,
+    TileDrawnHidden,
+    JokerPlaced,
+    TileGuessed,
+    GuessStopped,
+    TileRevealed,
+)
