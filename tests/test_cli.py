@@ -350,3 +350,20 @@ def test_the_demo_runs_the_main_job(db: str):
     assert "players (finished matches)" in out
     assert "match starts" in out
     assert "every hash chain verifies" in out
+
+
+def test_play_davinci_with_a_human_at_the_terminal_then_replay_as_that_seat(db: str):
+    result = runner.invoke(
+        app, ["play", "davinci", "-p", "human", "-p", "seed-ai", "--seed", "2", "--db", db], input="zebra\n0 5\nquit\n"
+    )
+    assert result.exit_code == 0, result.stdout
+    assert "Give a seat, a position and a number" in result.stdout
+    assert "1st seed-ai, 2nd human" in result.stdout
+    listed = json.loads(invoke("list", "--db", db, "--json")[0])
+    match_id = listed[0]["match_id"]
+    out, _ = invoke("replay", match_id, "--as-seat", "0", "--db", db)
+    assert "seed-ai draws a" in out and "shuffles 24 tiles face down" in out
+    lines = invoke("export", match_id, "--as-seat", "0", "--db", db)[0].splitlines()
+    types = {json.loads(line)["type"] for line in lines}
+    assert "davinci.tiles_shuffled" not in types and "davinci.tiles_shuffled_hidden" in types
+    invoke("export", match_id, "--as-seat", "0", "--format", "parquet", "-o", "x.parquet", "--db", db, code=2)

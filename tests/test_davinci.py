@@ -277,20 +277,22 @@ def test_candidates_use_order_colour_and_wrong_guesses():
 def test_the_ai_never_fails_over_two_thousand_seeded_games():
     """Seeded AI-against-AI games with and without jokers, 2 to 4 players, to the end (empty piles too)."""
     empty_pile_endings = 0
-    for games, players, jokers in [
-        (400, 2, False),
-        (400, 2, True),
-        (300, 3, False),
-        (300, 3, True),
-        (300, 4, False),
-        (300, 4, True),
-    ]:
-        recorder_ends = play_series(
-            "davinci", ["seed-ai"] * players, games=games, seed=players * 7 + jokers, options={"jokers": jokers}
-        )
-        for result in recorder_ends.matches:
-            assert result.outcome.result == "normal" and len(result.outcome.winners) == 1
-            assert result.outcome.removed == ()
+    configurations = [(400, 2, False), (400, 2, True), (300, 3, False), (300, 3, True), (300, 4, False), (300, 4, True)]
+    with Store() as store:
+        for games, players, jokers in configurations:
+            series = play_series(
+                "davinci",
+                ["seed-ai"] * players,
+                games=games,
+                seed=players * 7 + jokers,
+                options={"jokers": jokers},
+                store=store,
+            )
+            for result in series.matches:
+                assert result.outcome.result == "normal" and len(result.outcome.winners) == 1
+                assert result.outcome.removed == ()
+        assert len(store.matches(status="finished", limit=None)) == 2000
+        assert store.verify() == []
     # With random opponents games last until the pile is empty, and the AI must choose a tile to turn up.
     with Store() as store:
         series = play_series("davinci", ["seed-ai", "random", "random", "random"], games=200, seed=5, store=store)
