@@ -193,6 +193,42 @@ def play_davinci(
     )
 
 
+@play_app.command("fish")
+@reports_errors
+def play_fish(
+    player: Annotated[list[str], _players("maximin:DEPTH, random")],
+    rows: Annotated[int, typer.Option(min=1, help="Rows of tiles.")] = 5,
+    cols: Annotated[int, typer.Option("--cols", "--columns", min=1, help="Columns of tiles.")] = 5,
+    fish: Annotated[int, typer.Option(min=1, max=5, help="Fish on every tile of a uniform board.")] = 3,
+    random_board: Annotated[
+        bool, typer.Option("--random-board", help="1 to 5 fish at random on each tile, with --holes holes.")
+    ] = False,
+    holes: Annotated[int, typer.Option(min=0, help="Holes in a random board.")] = 0,
+    one_fish: Annotated[int, typer.Option(min=0, help="At least this many one-fish tiles on a random board.")] = 0,
+    games: Games = 1,
+    seed: Seed = None,
+    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a player may take per call.")] = 30.0,
+    quiet: Quiet = False,
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Play Fish (penguins on hexagonal tiles; 2 to 4 players) and record every game.
+
+    A user player implements the course's protocol: initialize(board, n_players, color) -> age,
+    get_placement(state) -> [row, column], get_move(game) -> [from, to], and optionally listen,
+    finalize and terminate. Example: matchlog play fish -p maximin:2 -p random --random-board --holes 3
+    """
+    options = {
+        "rows": rows,
+        "columns": cols,
+        "fish": fish,
+        "random_board": random_board,
+        "holes": holes,
+        "one_fish": one_fish,
+    }
+    _play("fish", player, options=options, games=games, seed=seed, timeout=timeout, quiet=quiet, db=db, json=json)
+
+
 @play_app.command("backgammon")
 @reports_errors
 def play_backgammon(

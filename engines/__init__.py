@@ -3,12 +3,14 @@ lazy game tree. Engines import only `matchlog.events`; nothing here does I/O."""
 
 from .contract import CHANCE, Engine, GameSpec, Rule, Turn, describe_lifecycle, ordinal, parse_options
 from .registry import GAMES, get, names
+from .tree import GameTree
 
 __all__ = [
     "CHANCE",
     "GAMES",
     "Engine",
     "GameSpec",
+    "GameTree",
     "Rule",
     "Turn",
     "describe_lifecycle",

@@ -6,7 +6,7 @@ from typing import Any
 
 from matchlog.events import UsageError
 
-from . import backgammon, davinci, porrinha
+from . import backgammon, davinci, fish, porrinha
 from .contract import Engine
 
 __all__ = ["GAMES", "get", "names"]
@@ -15,6 +15,7 @@ GAMES: dict[str, Engine[Any]] = {
     porrinha.ENGINE.spec.name: porrinha.ENGINE,
     backgammon.ENGINE.spec.name: backgammon.ENGINE,
     davinci.ENGINE.spec.name: davinci.ENGINE,
+    fish.ENGINE.spec.name: fish.ENGINE,
 }
 
 

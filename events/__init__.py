@@ -41,14 +41,17 @@ from .errors import (
     UnknownMatch,
     UsageError,
 )
+from .fish import AgeGiven, BoardGenerated, PenguinMoved, PenguinPlaced
 from .lifecycle import ActionsUndone, AnswerRejected, MatchEnded, MatchStarted, Origin, PlayerRemoved, Series
 from .porrinha import GuessMade, GuessVoided, HandChosen, HandHidden, HandReset
 
 __all__ = [
     "EVENT_TYPES",
     "ActionsUndone",
+    "AgeGiven",
     "AnswerRejected",
     "AnyEvent",
+    "BoardGenerated",
     "CheckerMoved",
     "ConcurrencyError",
     "DecodeError",
@@ -70,6 +73,8 @@ __all__ = [
     "OpeningRolled",
     "Origin",
     "Outcome",
+    "PenguinMoved",
+    "PenguinPlaced",
     "PlayerRemoved",
     "Record",
     "Seat",

@@ -13,7 +13,7 @@ from typing import Any, Union
 
 import msgspec
 
-from . import backgammon, davinci, lifecycle, porrinha
+from . import backgammon, davinci, fish, lifecycle, porrinha
 from .base import Event
 from .errors import DecodeError
 
@@ -29,7 +29,13 @@ __all__ = [
 ]
 
 #: Every event type the log may hold, across all games.
-EVENT_TYPES: tuple[type[Event], ...] = (*lifecycle.EVENTS, *porrinha.EVENTS, *backgammon.EVENTS, *davinci.EVENTS)
+EVENT_TYPES: tuple[type[Event], ...] = (
+    *lifecycle.EVENTS,
+    *porrinha.EVENTS,
+    *backgammon.EVENTS,
+    *davinci.EVENTS,
+    *fish.EVENTS,
+)
 
 AnyEvent = Union[EVENT_TYPES]  # type: ignore[valid-type]  # noqa: UP007 (a runtime union of classes)
 

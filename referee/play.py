@@ -18,10 +18,10 @@ from matchlog.engines import parse_options
 from matchlog.events import Event, MatchStarted, Outcome, Seat, Series, UsageError, uuid7
 from matchlog.store import Store
 
-from . import backgammon, davinci
+from . import backgammon, davinci, fish
 from .calls import PlayerCalls
 from .match import MemoryRecorder, Recorder, Referee, StoreRecorder
-from .players import builtin_names, make_player, seats_from_specs
+from .players import is_builtin, make_player, seats_from_specs
 from .porrinha import PorrinhaProtocol
 
 __all__ = ["DEFAULT_TIMEOUT", "RUNNERS", "MatchResult", "SeriesResult", "play_match", "play_series"]
@@ -38,6 +38,7 @@ RUNNERS: dict[str, Runner] = {
     "porrinha": lambda referee, calls, rng: referee.run(PorrinhaProtocol(calls)),
     "backgammon": backgammon.referee_match,
     "davinci": davinci.run_match,
+    "fish": fish.run_match,
 }
 
 
@@ -96,9 +97,8 @@ def play_match(
     match_id = match_id or uuid7()
     if recorder is None:
         recorder = StoreRecorder(store, match_id) if store is not None else MemoryRecorder()
-    trusted = builtin_names(game)
     calls = [
-        PlayerCalls(player, None if seat.player in trusted else timeout)
+        PlayerCalls(player, None if is_builtin(game, seat.player) else timeout)
         for seat, player in zip(seats, players, strict=True)
     ]
     referee = Referee(engine, started, recorder, match_id=match_id, on_event=on_event)

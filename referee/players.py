@@ -19,18 +19,39 @@ from matchlog.events import Seat, UsageError
 
 __all__ = ["builtin_names", "make_player", "register_builtin", "seats_from_specs"]
 
-_BUILTINS: dict[str, dict[str, tuple[Callable[[random.Random], object], str]]] = {}
+_BUILTINS: dict[str, dict[str, tuple[Callable[..., object], str, str | None]]] = {}
 _NAME = re.compile(r"^(?P<name>[A-Za-z0-9_.#-]{1,40})=(?P<spec>.+)$")
 
 
-def register_builtin(game: str, name: str, factory: Callable[[random.Random], object], summary: str) -> None:
-    """Make `factory(rng)` the built-in player `name` of `game`."""
-    _BUILTINS.setdefault(game, {})[name] = (factory, summary)
+def register_builtin(
+    game: str, name: str, factory: Callable[..., object], summary: str, *, argument: str | None = None
+) -> None:
+    """Make `factory(rng)` the built-in player `name` of `game`; with an `argument` (say "depth"),
+    the spec `name:VALUE` calls `factory(rng, VALUE)` too, and plain `name` keeps the factory's default."""
+    _BUILTINS.setdefault(game, {})[name] = (factory, summary, argument)
 
 
 def builtin_names(game: str) -> dict[str, str]:
     """The built-in players of `game`, with a line on how each plays."""
-    return {name: summary for name, (_, summary) in sorted(_BUILTINS.get(game, {}).items())}
+    return {
+        name: f"{summary} (also {name}:{argument.upper()})" if argument else summary
+        for name, (_, summary, argument) in sorted(_BUILTINS.get(game, {}).items())
+    }
+
+
+def is_builtin(game: str, spec: str) -> bool:
+    """Whether `spec` names one of `game`'s built-in players (with its argument, if it takes one)."""
+    return _builtin(game, spec) is not None
+
+
+def _builtin(game: str, spec: str) -> tuple[Callable[..., object], str | None] | None:
+    known = _BUILTINS.get(game, {})
+    if spec in known:
+        return known[spec][0], None
+    name, colon, value = spec.partition(":")
+    if colon and name in known and known[name][2] is not None and value and "/" not in value:
+        return known[name][0], value
+    return None
 
 
 def seats_from_specs(game: str, specs: Sequence[str]) -> list[Seat]:
@@ -46,7 +67,7 @@ def seats_from_specs(game: str, specs: Sequence[str]) -> list[Seat]:
         named = _NAME.match(text)
         name, spec = (named["name"], named["spec"].strip()) if named else (None, text)
         _check_spec(game, spec)
-        base = name or _default_name(spec)
+        base = name or (spec if is_builtin(game, spec) else _default_name(spec))
         used[base] = used.get(base, 0) + 1
         seats.append(Seat(name=base if used[base] == 1 else f"{base}#{used[base]}", player=spec))
     return seats
@@ -58,9 +79,13 @@ def make_player(game: str, spec: str, rng: random.Random) -> object:
     Raises:
         UsageError: the spec cannot be loaded, or the class cannot be built.
     """
-    builtin = _BUILTINS.get(game, {}).get(spec)
+    builtin = _builtin(game, spec)
     if builtin is not None:
-        return builtin[0](rng)
+        factory, value = builtin
+        try:
+            return factory(rng) if value is None else factory(rng, value)
+        except (TypeError, ValueError) as error:
+            raise UsageError(f"player {spec}: {error}", code="usage.player") from None
     cls = _load_class(spec)
     try:
         accepts_seed = "seed" in inspect.signature(cls).parameters
@@ -75,8 +100,14 @@ def make_player(game: str, spec: str, rng: random.Random) -> object:
 
 
 def _check_spec(game: str, spec: str) -> None:
-    if spec in _BUILTINS.get(game, {}):
+    builtin = _builtin(game, spec)
+    if builtin is not None:
+        if builtin[1] is not None:
+            make_player(game, spec, random.Random(0))  # an argument it cannot take is said now
         return
+    if spec in _BUILTINS.get(game, {}):
+        _, _, argument = _BUILTINS[game][spec]
+        raise UsageError(f"player {spec} needs its {argument}: {spec}:{(argument or '').upper()}", code="usage.player")
     if ":" not in spec:
         known = ", ".join(builtin_names(game)) or "none"
         raise UsageError(
