@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import random
 import sys
 import time
 from collections.abc import Callable
@@ -56,6 +57,10 @@ app = typer.Typer(
 )
 play_app = typer.Typer(help="Referee matches between players and record them.", no_args_is_help=True)
 app.add_typer(play_app, name="play")
+serve_app = typer.Typer(help="Referee a tournament between remote players over TCP.", no_args_is_help=True)
+app.add_typer(serve_app, name="serve")
+client_app = typer.Typer(help="Connect a local player to a remote matchlog server.", no_args_is_help=True)
+app.add_typer(client_app, name="client")
 
 Db = Annotated[
     Path,
@@ -193,21 +198,42 @@ def play_davinci(
     )
 
 
+Rows = Annotated[int, typer.Option(min=1, help="Rows of tiles.")]
+Cols = Annotated[int, typer.Option("--cols", "--columns", min=1, help="Columns of tiles.")]
+FishCount = Annotated[int, typer.Option(min=1, max=5, help="Fish on every tile of a uniform board.")]
+RandomBoard = Annotated[
+    bool, typer.Option("--random-board", help="1 to 5 fish at random on each tile, with --holes holes.")
+]
+Holes = Annotated[int, typer.Option(min=0, help="Holes in a random board.")]
+OneFish = Annotated[int, typer.Option(min=0, help="At least this many one-fish tiles on a random board.")]
+
+
+def _fish_options(rows: int, cols: int, fish: int, random_board: bool, holes: int, one_fish: int) -> dict[str, Any]:
+    if holes and not random_board:
+        raise UsageError("--holes needs --random-board (a uniform board has none)", code="usage.options")
+    return {
+        "rows": rows,
+        "columns": cols,
+        "fish": fish,
+        "random_board": random_board,
+        "holes": holes,
+        "one_fish": one_fish,
+    }
+
+
 @play_app.command("fish")
 @reports_errors
 def play_fish(
-    player: Annotated[list[str], _players("maximin:DEPTH, random")],
-    rows: Annotated[int, typer.Option(min=1, help="Rows of tiles.")] = 5,
-    cols: Annotated[int, typer.Option("--cols", "--columns", min=1, help="Columns of tiles.")] = 5,
-    fish: Annotated[int, typer.Option(min=1, max=5, help="Fish on every tile of a uniform board.")] = 3,
-    random_board: Annotated[
-        bool, typer.Option("--random-board", help="1 to 5 fish at random on each tile, with --holes holes.")
-    ] = False,
-    holes: Annotated[int, typer.Option(min=0, help="Holes in a random board.")] = 0,
-    one_fish: Annotated[int, typer.Option(min=0, help="At least this many one-fish tiles on a random board.")] = 0,
+    player: Annotated[list[str], _players("maximin, maximin:DEPTH, random")],
+    rows: Rows = 5,
+    cols: Cols = 5,
+    fish: FishCount = 3,
+    random_board: RandomBoard = False,
+    holes: Holes = 0,
+    one_fish: OneFish = 0,
     games: Games = 1,
     seed: Seed = None,
-    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a player may take per call.")] = 30.0,
+    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a user player may take per call.")] = 30.0,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     json: Json = False,
@@ -216,16 +242,10 @@ def play_fish(
 
     A user player implements the course's protocol: initialize(board, n_players, color) -> age,
     get_placement(state) -> [row, column], get_move(game) -> [from, to], and optionally listen,
-    finalize and terminate. Example: matchlog play fish -p maximin:2 -p random --random-board --holes 3
+    finalize and terminate. A player that answers illegally, raises or overruns --timeout is kicked.
+    Example: matchlog play fish -p maximin:2 -p random --random-board --holes 3
     """
-    options = {
-        "rows": rows,
-        "columns": cols,
-        "fish": fish,
-        "random_board": random_board,
-        "holes": holes,
-        "one_fish": one_fish,
-    }
+    options = _fish_options(rows, cols, fish, random_board, holes, one_fish)
     _play("fish", player, options=options, games=games, seed=seed, timeout=timeout, quiet=quiet, db=db, json=json)
 
 
@@ -365,6 +385,14 @@ def tournament(
     ] = None,
     seed: Seed = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
+    knockout: Annotated[
+        bool,
+        typer.Option(
+            "--knockout",
+            help="A knockout instead (the Fish course's): players in sign-up order at tables of up to 4, "
+            "each table's winners go on, until a final table or a round nobody loses.",
+        ),
+    ] = False,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     json: Json = False,
@@ -373,7 +401,10 @@ def tournament(
 
     Every table of players plays in every seat order. Ctrl-C stops cleanly: finished matches are stored
     and verified, and matches in progress are ended as abandoned.
+    With --knockout, one game per table (--games, --jobs and --seats do not apply); the tournament is
+    recorded as a match of its own (game "knockout") next to its games.
     Example: matchlog tournament backgammon -p heuristic -p random --games 1000
+    Example: matchlog tournament fish --knockout -p maximin:2 -p maximin:1 -p random -p random -p maximin
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -381,6 +412,23 @@ def tournament(
 
     get_engine(game)
     settings = _options(option or [])
+    if knockout:
+        with open_log(db, create=True) as store:
+            seats = referee_package.seats_from_specs(game, player)
+            base = random.Random(seed)
+            players = [referee_package.make_player(game, s.player, random.Random(base.randrange(2**63))) for s in seats]
+            result = referee_package.run_knockout(
+                game,
+                seats,
+                players,
+                options=settings,
+                store=store,
+                timeout=timeout,
+                seed=base.randrange(2**63),
+                on_event=None if json or quiet else _knockout_progress(),
+            )
+            report_knockout(store, db, result, json=json)
+        return
     show_progress = not (json or quiet)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -452,6 +500,166 @@ def tournament(
         raise typer.Exit(1)
     if result.interrupted:
         raise typer.Exit(130)
+
+
+def _knockout_progress() -> Callable[[Any, Any], None]:
+    """An on_event callback printing each game of a knockout as it is recorded."""
+    from matchlog.engines.knockout import ENGINE as KNOCKOUT
+    from matchlog.events import KnockoutGamePlayed, PlayerRemoved
+
+    last: list[Any] = []
+
+    def heard(event: Any, state: Any) -> None:
+        if last and isinstance(event, KnockoutGamePlayed | PlayerRemoved):
+            console.out(KNOCKOUT.describe(last[-1], event, state))
+        last[:] = [state]
+
+    return heard
+
+
+def report_knockout(store: Store, db: Path, result: Any, *, json: bool) -> None:
+    """A finished knockout, checked against the log: as JSON, or as its winners and places."""
+    findings = store.verify([result.tournament_id, *(g.match_id for g in result.games)])
+    outcome = result.outcome
+    if json:
+        emit_json(
+            {
+                "tournament_id": str(result.tournament_id),
+                "winners": result.winners,
+                "kicked": result.kicked,
+                "places": {seat.name: outcome.places[s] for s, seat in enumerate(result.seats)},
+                "games": [
+                    {
+                        "match_id": str(g.match_id),
+                        "players": [seat.name for seat in g.seats],
+                        "winners": [g.seats[s].name for s in g.outcome.winners],
+                        "kicked": [g.seats[s].name for s in g.outcome.removed],
+                    }
+                    for g in result.games
+                ],
+                "findings": [finding_dict(f) for f in findings],
+                "db": str(db),
+            }
+        )
+    else:
+        console.out(f"winners: {', '.join(result.winners) or 'nobody'}; kicked: {', '.join(result.kicked) or 'nobody'}")
+        verdict = "every hash chain verifies" if not findings else f"verify found {len(findings)} problem(s)!"
+        games = f"{len(result.games)} game{'s' if len(result.games) != 1 else ''}"
+        console.out(f"tournament {short(result.tournament_id)}: {games} recorded in {db}; {verdict}")
+    if findings:
+        raise typer.Exit(1)
+
+
+# -- remote players ----------------------------------------------------------------------------
+
+Host = Annotated[str, typer.Option(help="The address to listen on or connect to.")]
+
+
+@serve_app.command("fish")
+@reports_errors
+def serve_fish(
+    port: Annotated[int, typer.Option(min=0, max=65535, help="The TCP port (0: any free one).")] = 45678,
+    host: Host = "127.0.0.1",
+    min_players: Annotated[int, typer.Option(min=1, help="Start once this many have signed up.")] = 5,
+    max_players: Annotated[int, typer.Option(min=1, help="Take no sign-ups beyond this many.")] = 10,
+    wait: Annotated[float, typer.Option(min=0.1, help="Seconds of each sign-up period (two periods).")] = 30.0,
+    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a client may take per call.")] = 3.0,
+    rows: Rows = 5,
+    cols: Cols = 5,
+    fish: FishCount = 2,
+    random_board: RandomBoard = False,
+    holes: Holes = 0,
+    one_fish: OneFish = 0,
+    seed: Seed = None,
+    quiet: Quiet = False,
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Take sign-ups from remote Fish clients, then referee a knockout tournament between them.
+
+    Clients speak the course's JSON-over-TCP protocol (matchlog client fish is one): they send their
+    name (1 to 12 letters) within 10 s of connecting. The server waits --wait seconds for
+    --min-players, one more period if too few came, and stops at --max-players. Every game and the
+    tournament are recorded; the last line is the course's output, [winners, kicked].
+    Example: matchlog serve fish --port 45678 --min-players 2 --wait 10
+    """
+    from matchlog.referee.fish_remote import SignUp, serve
+
+    options = _fish_options(rows, cols, fish, random_board, holes, one_fish)
+    chatty = not (json or quiet)
+
+    def listening(bound: str, bound_port: int) -> None:
+        errors.print(f"listening on {bound}:{bound_port}; sign-ups close in {wait:g} s", highlight=False)
+
+    def signed(sign_up: SignUp) -> None:
+        if chatty:
+            said = f"refused ({sign_up.refused})" if sign_up.refused else "signed up"
+            errors.print(f"{sign_up.address} {sign_up.name or '?'}: {said}", highlight=False)
+
+    with open_log(db, create=True) as store:
+        result = serve(
+            host=host,
+            port=port,
+            min_players=min_players,
+            max_players=max_players,
+            wait=wait,
+            timeout=timeout,
+            options=options,
+            store=store,
+            seed=seed,
+            on_listening=listening,
+            on_signup=signed,
+            on_event=_knockout_progress() if chatty else None,
+        )
+        report_knockout(store, db, result, json=json)
+    if not json:
+        console.out(f"[{len(result.winners)}, {len(result.kicked)}]")
+
+
+@client_app.command("fish")
+@reports_errors
+def client_fish(
+    name: Annotated[str, typer.Option(help="Your name in the tournament: 1 to 12 ASCII letters.")],
+    player: Annotated[
+        str,
+        typer.Option(
+            "--player",
+            "-p",
+            metavar="SPEC",
+            help="The local player: a built-in (maximin, maximin:DEPTH, random), path/to/file.py:Class "
+            "or package.module:Class.",
+        ),
+    ] = "maximin",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="The server's TCP port.")] = 45678,
+    host: Host = "127.0.0.1",
+    timeout: Annotated[
+        float, typer.Option(min=0.001, help="Seconds to wait for the server's next call before giving up.")
+    ] = 300.0,
+    seed: Seed = None,
+    quiet: Quiet = False,
+    json: Json = False,
+) -> None:
+    """Play in a remote Fish tournament with a local player (built-in or your own class).
+
+    Exits 0 when the tournament ends (won or lost), 2 if the server cannot be reached or breaks the protocol.
+    Example: matchlog client fish --name alice -p maximin:2 --port 45678
+    """
+    from matchlog.referee.fish_remote import play_remote
+
+    seat = referee_package.seats_from_specs("fish", [player])[0]
+    local = referee_package.make_player("fish", seat.player, random.Random(seed))
+    chatty = not (json or quiet)
+
+    def heard(message: str, arguments: list[Any]) -> None:
+        if chatty and message in ("start", "playing-as", "playing-with", "end"):
+            console.out(f"{message} {msgspec.json.encode(arguments).decode()}")
+
+    result = play_remote(local, name, host=host, port=port, timeout=timeout, on_message=heard)
+    if json:
+        emit_json(result)
+        return
+    verdict = {True: "won", False: "lost", None: "was out before the end"}[result.won]
+    console.out(f"{result.name} played {result.games} game(s) and {verdict}")
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -749,6 +957,7 @@ def games(json: Json = False) -> None:
                 "players": [spec.min_players, spec.max_players],
                 "chance": spec.chance,
                 "hidden_information": spec.hidden,
+                "tournament": spec.tournament,
                 "options": msgspec.to_builtins(spec.options()),
                 "builtin_players": builtin_names(name),
             }
@@ -758,7 +967,12 @@ def games(json: Json = False) -> None:
         return
     for entry in listing:
         most = entry["players"][1] or "any number of"
-        console.out(f"{entry['game']}: {entry['title']}, {entry['players'][0]} to {most} players")
+        kind = (
+            " (the record a knockout tournament keeps; see matchlog tournament --knockout)"
+            if entry["tournament"]
+            else ""
+        )
+        console.out(f"{entry['game']}: {entry['title']}, {entry['players'][0]} to {most} players{kind}")
         console.out("  options: " + ", ".join(f"{k}={v}" for k, v in entry["options"].items()))
         for name, summary_text in entry["builtin_players"].items():
             console.out(f"  player {name}: {summary_text}")

@@ -59,8 +59,9 @@ def error_line(error: MatchlogError | str, code: str | None = None) -> None:
 
 
 def short(match_id: UUID | str) -> str:
-    """The first 13 characters of an id: enough to be unique in practice, and accepted as a prefix."""
-    return str(match_id)[:13]
+    """The first 18 characters of an id, accepted as a prefix: the time to the millisecond and the
+    counter that orders ids made in the same millisecond (as a tournament's are)."""
+    return str(match_id)[:18]
 
 
 def short_spec(spec: str) -> str:

@@ -65,7 +65,9 @@ class Turn(msgspec.Struct, frozen=True):
 
 class GameSpec(msgspec.Struct, frozen=True, kw_only=True):
     """A game declared as data: its name, table sizes, whether it has chance or hidden information,
-    its options type, its state type, and a version that changes whenever its states do."""
+    its options type, its state type, and a version that changes whenever its states do.
+    `tournament` marks the record of a tournament (its moves are the games it played), which
+    matchlog shows and replays like a game but does not referee between players."""
 
     name: str
     title: str
@@ -76,6 +78,7 @@ class GameSpec(msgspec.Struct, frozen=True, kw_only=True):
     options: type
     state: type
     version: int = 1
+    tournament: bool = False
 
     @property
     def snapshot_key(self) -> str:

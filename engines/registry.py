@@ -6,7 +6,7 @@ from typing import Any
 
 from matchlog.events import UsageError
 
-from . import backgammon, davinci, fish, porrinha
+from . import backgammon, davinci, fish, knockout, porrinha
 from .contract import Engine
 
 __all__ = ["GAMES", "get", "names"]
@@ -16,6 +16,7 @@ GAMES: dict[str, Engine[Any]] = {
     backgammon.ENGINE.spec.name: backgammon.ENGINE,
     davinci.ENGINE.spec.name: davinci.ENGINE,
     fish.ENGINE.spec.name: fish.ENGINE,
+    knockout.ENGINE.spec.name: knockout.ENGINE,
 }
 
 

@@ -36,12 +36,14 @@ from .errors import (
     IllegalAction,
     ImportRejected,
     MatchlogError,
+    RemoteError,
     StoreBusy,
     StoreError,
     UnknownMatch,
     UsageError,
 )
 from .fish import AgeGiven, BoardGenerated, PenguinMoved, PenguinPlaced
+from .knockout import KnockoutGamePlayed
 from .lifecycle import ActionsUndone, AnswerRejected, MatchEnded, MatchStarted, Origin, PlayerRemoved, Series
 from .porrinha import GuessMade, GuessVoided, HandChosen, HandHidden, HandReset
 
@@ -67,6 +69,7 @@ __all__ = [
     "IllegalAction",
     "ImportRejected",
     "JokerPlaced",
+    "KnockoutGamePlayed",
     "MatchEnded",
     "MatchStarted",
     "MatchlogError",
@@ -77,6 +80,7 @@ __all__ = [
     "PenguinPlaced",
     "PlayerRemoved",
     "Record",
+    "RemoteError",
     "Seat",
     "Series",
     "StoreBusy",

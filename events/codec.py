@@ -13,7 +13,7 @@ from typing import Any, Union
 
 import msgspec
 
-from . import backgammon, davinci, fish, lifecycle, porrinha
+from . import backgammon, davinci, fish, knockout, lifecycle, porrinha
 from .base import Event
 from .errors import DecodeError
 
@@ -35,6 +35,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     *backgammon.EVENTS,
     *davinci.EVENTS,
     *fish.EVENTS,
+    *knockout.EVENTS,
 )
 
 AnyEvent = Union[EVENT_TYPES]  # type: ignore[valid-type]  # noqa: UP007 (a runtime union of classes)

@@ -8,6 +8,7 @@
     │   ├── StoreBusy             another process holds the log file
     │   ├── UnknownMatch          no match with that id (KeyError)
     │   └── ImportRejected        an import file failed its checks; nothing was written
+    ├── RemoteError               a network game could not go on (no server, too few sign-ups)
     └── UsageError                a request that makes no sense (bad player spec, bad option)
 
 The CLI prints any of these as `error[code]: message` and exits non-zero.
@@ -21,6 +22,7 @@ __all__ = [
     "IllegalAction",
     "ImportRejected",
     "MatchlogError",
+    "RemoteError",
     "StoreBusy",
     "StoreError",
     "UnknownMatch",
@@ -101,3 +103,9 @@ class UsageError(MatchlogError, ValueError):
     """A request that cannot be carried out as given (a bad option, player or argument)."""
 
     code = "usage"
+
+
+class RemoteError(MatchlogError):
+    """A game over the network could not go on: no server, too few sign-ups, a broken exchange."""
+
+    code = "remote.error"

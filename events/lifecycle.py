@@ -30,7 +30,8 @@ class Origin(msgspec.Struct, frozen=True):
 
 
 class Series(msgspec.Struct, frozen=True):
-    """A match's place in a series of games played by the same player objects."""
+    """A match's place in a series of games played by the same player objects: game `game` of
+    `games` (0 when the count is not known ahead, as in a knockout, whose match id is the `id`)."""
 
     id: str
     game: int

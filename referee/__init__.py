@@ -1,6 +1,7 @@
 """Live matches: the generic referee loop, each game's player protocol, built-in players, series."""
 
 from .calls import PlayerCalls, Reply
+from .knockout import KnockoutResult, run_knockout
 from .match import GameProtocol, MemoryRecorder, Recorder, Referee, StoreRecorder
 from .play import DEFAULT_TIMEOUT, RUNNERS, MatchResult, SeriesResult, play_match, play_series
 from .players import builtin_names, make_player, register_builtin, seats_from_specs
@@ -10,6 +11,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "RUNNERS",
     "GameProtocol",
+    "KnockoutResult",
     "MatchResult",
     "MemoryRecorder",
     "PlayerCalls",
@@ -27,5 +29,6 @@ __all__ = [
     "play_match",
     "play_series",
     "register_builtin",
+    "run_knockout",
     "seats_from_specs",
 ]

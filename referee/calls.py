@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["PlayerCalls", "PlayerLeft", "Reply"]
+__all__ = ["PlayerCalls", "PlayerFailed", "PlayerLeft", "Reply"]
 
 #: How much of a player's exception text a record keeps.
 _DETAIL_LIMIT = 300
@@ -83,8 +83,8 @@ def _run(function: Callable[..., Any], args: tuple[Any, ...], method: str) -> Re
         return Reply(value=function(*args))
     except KeyboardInterrupt:
         raise
-    except PlayerLeft as error:
-        return Reply(failure=PlayerLeft.code, detail=f"{method}(): {error}")
+    except PlayerFailed as error:
+        return Reply(failure=error.code, detail=f"{method}(): {error}")
     except BaseException as error:  # a player's SystemExit must not end the referee either
         text = f"{type(error).__name__}: {error}"
         if len(text) > _DETAIL_LIMIT:
@@ -92,7 +92,14 @@ def _run(function: Callable[..., Any], args: tuple[Any, ...], method: str) -> Re
         return Reply(failure="player.exception", detail=f"{method}() raised {text}")
 
 
-class PlayerLeft(Exception):
+class PlayerFailed(Exception):
+    """Raised by a player (or the proxy of a remote one) that cannot go on: the player is removed
+    with the class's `code` (instead of "player.exception") and the message as the reason."""
+
+    code = "player.failed"
+
+
+class PlayerLeft(PlayerFailed):
     """Raised by a player to leave the match (a human who quits): recorded as `player.left`."""
 
     code = "player.left"

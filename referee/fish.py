@@ -190,7 +190,7 @@ register_builtin(
     "fish",
     "maximin",
     HousePlayer,
-    "the course's house player: zig-zag placement, maximin 2 turns deep (DEPTH 1-4)",
+    "the course's house player: zig-zag placement, maximin over its next DEPTH turns (2 unless given; 1 to 4)",
     argument="depth",
 )
 register_builtin("fish", "random", RandomPlayer, "random placements and moves")

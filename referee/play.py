@@ -104,6 +104,11 @@ def play_match(
     referee = Referee(engine, started, recorder, match_id=match_id, on_event=on_event)
     try:
         RUNNERS[game](referee, calls, random.Random(seed))
+    except KeyboardInterrupt:
+        if referee.outcome is None:  # what was played stays in the log, ended as abandoned
+            referee.abandon("match interrupted")
+            recorder.wait()
+        raise
     finally:
         for call in calls:
             call.close()

@@ -151,7 +151,7 @@ def test_play_backgammon_with_a_user_class_and_show_the_board(db: str, tmp_path:
 
 def test_list_show_and_replay(db: str, played: list[str]):
     out, _ = invoke("list", "--db", db)
-    assert all(match_id[:13] in out for match_id in played)
+    assert all(match_id[:18] in out for match_id in played)
     listed = json.loads(invoke("list", "--db", db, "--json")[0])
     assert {m["match_id"] for m in listed} == set(played)
     assert listed[0]["status"] == "finished" and listed[0]["outcome"]["winners"]
@@ -202,7 +202,7 @@ def test_undo_and_fork(db: str, played: list[str]):
     undone = json.loads(invoke("undo", match_id, "--reason", "appeal", "--db", db, "--json")[0])
     assert undone["undone"] and undone["seq"] > undone["undone"][-1]
     out, _ = invoke("list", "--status", "running", "--db", db)
-    assert match_id[:13] in out
+    assert match_id[:18] in out
     forked = json.loads(invoke("fork", match_id, "--at", "5", "--db", db, "--json")[0])
     out, _ = invoke("show", forked["match_id"], "--db", db, "--json")
     assert json.loads(out)["match"]["origin"] == {"match_id": match_id, "seq": 5}
@@ -367,3 +367,41 @@ def test_play_davinci_with_a_human_at_the_terminal_then_replay_as_that_seat(db: 
     types = {json.loads(line)["type"] for line in lines}
     assert "davinci.tiles_shuffled" not in types and "davinci.tiles_shuffled_hidden" in types
     invoke("export", match_id, "--as-seat", "0", "--format", "parquet", "-o", "x.parquet", "--db", db, code=2)
+
+
+# -- Fish ------------------------------------------------------------------------------------
+
+
+def test_play_fish_records_a_game_and_show_draws_the_hex_board(db: str):
+    out, _ = invoke(
+        "play", "fish", "-p", "maximin:1", "-p", "random", "--rows", "4", "--cols", "4", "--random-board",
+        "--holes", "2", "--seed", "5", "--db", db, "--json",
+    )  # fmt: skip
+    match_id = json.loads(out)["matches"][0]["match_id"]
+    board, _ = invoke("show", match_id, "--at", "1", "--db", db)
+    rows = [line for line in board.splitlines() if line[:4].strip().isdigit()]
+    assert len(rows) == 4 and rows[1].index(rows[1].split()[1]) > rows[0].index(rows[0].split()[1]), "odd rows shift"
+    assert sum(line.split()[1:].count(".") for line in rows) == 2, "two holes"
+    _, err = invoke("play", "fish", "-p", "random", "-p", "random", "--holes", "2", "--db", db, code=2)
+    assert "error[usage.options]" in err and "--random-board" in err
+
+
+def test_a_fish_knockout_from_the_command_line(db: str):
+    args = ["tournament", "fish", "--knockout", "--seed", "2", "-o", "random_board=true", "-o", "holes=3"]
+    for spec in ("maximin:1", "random", "random", "maximin", "random"):
+        args += ["-p", spec]
+    out, _ = invoke(*args, "--db", db, "--json")
+    report = json.loads(out)
+    assert report["findings"] == [] and report["winners"] and len(report["games"]) >= 2
+    assert [len(g["players"]) for g in report["games"][:2]] == [3, 2], "five players: tables of 3 and 2"
+    listed = json.loads(invoke("list", "--game", "knockout", "--db", db, "--json")[0])
+    assert [m["match_id"] for m in listed] == [report["tournament_id"]]
+    text, _ = invoke("replay", report["tournament_id"], "--db", db)
+    assert "round 1 table 2" in text and "match over" in text
+
+
+def test_remote_commands_explain_what_went_wrong(db: str):
+    _, err = invoke("serve", "fish", "--port", "0", "--min-players", "2", "--wait", "0.1", "--db", db, code=2)
+    assert "error[remote.too_few]" in err
+    _, err = invoke("client", "fish", "--name", "R2-D2", "--port", "9", code=2)
+    assert "error[usage.name]" in err

@@ -16,7 +16,7 @@ from matchlog.referee import RUNNERS, MemoryRecorder, PlayerCalls, Referee, buil
 from matchlog.replay import fold, state_at
 from matchlog.store import Store
 
-GAME_NAMES = sorted(GAMES)
+GAME_NAMES = sorted(name for name, engine in GAMES.items() if not engine.spec.tournament)
 
 
 class Guarded:
