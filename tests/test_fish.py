@@ -41,6 +41,8 @@ from matchlog.referee.fish import HousePlayer, RandomPlayer, maximin, zigzag
 from matchlog.replay import fold, state_at
 from matchlog.store import Store
 
+from .fish_oracle import oracle_move
+
 
 def position(board: list[list[int]], *players: tuple[str, list[list[int]], int]) -> FishState:
     """A move-phase state from the course's JSON: players (color, places, score) in turn order."""
@@ -269,24 +271,6 @@ def test_the_tree_works_over_any_engine():
 
 
 # -- the house player ------------------------------------------------------------------------
-
-
-def oracle(node: GameTree, me: int, turns: int) -> int:
-    """Maximin from the course's words, by brute force: `turns` of my own turns, everybody else
-    minimising my score, leaves scored by my score, my search over once I cannot move."""
-    turn = node.turn
-    state: FishState = node.state
-    if turn is None or (turn.seat == me and turns == 0) or not moves(state, me):
-        return state.scores[me]
-    values = [oracle(node.after(m), me, turns - (turn.seat == me)) for m in node.valid_moves()]  # type: ignore[arg-type]
-    return max(values) if turn.seat == me else min(values)
-
-
-def oracle_move(tree: GameTree, depth: int) -> tuple[Any, Any]:
-    me = tree.turn.seat  # type: ignore[union-attr]
-    scored = [(oracle(tree.after(m), me, depth - 1), (m.source, m.target)) for m in tree.valid_moves()]  # type: ignore[arg-type, attr-defined]
-    best = max(value for value, _ in scored)
-    return min(move for value, move in scored if value == best)
 
 
 def test_maximin_breaks_ties_by_from_row_from_column_to_row_to_column():
