@@ -68,6 +68,8 @@ Db = Annotated[
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON for programs instead of text.")]
 DEFAULT_DB = Path("matches.duckdb")
+#: The course's limit on a Fish player's call.
+FISH_TIMEOUT = 30.0
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -233,7 +235,7 @@ def play_fish(
     one_fish: OneFish = 0,
     games: Games = 1,
     seed: Seed = None,
-    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a user player may take per call.")] = 30.0,
+    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a user player may take per call.")] = FISH_TIMEOUT,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     json: Json = False,
@@ -384,7 +386,10 @@ def tournament(
         list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
     ] = None,
     seed: Seed = None,
-    timeout: Timeout = DEFAULT_TIMEOUT,
+    timeout: Annotated[
+        float | None,
+        typer.Option(min=0.001, help="Seconds a user player may take per call (default: 30 for Fish, else 10)."),
+    ] = None,
     knockout: Annotated[
         bool,
         typer.Option(
@@ -412,6 +417,8 @@ def tournament(
 
     get_engine(game)
     settings = _options(option or [])
+    if timeout is None:
+        timeout = FISH_TIMEOUT if game == "fish" else DEFAULT_TIMEOUT
     if knockout:
         with open_log(db, create=True) as store:
             seats = referee_package.seats_from_specs(game, player)
