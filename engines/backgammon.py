@@ -23,6 +23,8 @@ import msgspec
 from matchlog.events import (
     ActionsUndone,
     AnswerRejected,
+    ChanceCommitted,
+    ChanceRevealed,
     CheckerMoved,
     DiceRolled,
     Event,
@@ -396,7 +398,7 @@ class Backgammon:
                 return msgspec.structs.replace(state, removed=(*state.removed, seat), winner=1 - seat)
             case MatchEnded():
                 return msgspec.structs.replace(state, ended=True)
-            case AnswerRejected():
+            case AnswerRejected() | ChanceCommitted() | ChanceRevealed():
                 return state
             case MatchStarted() | ActionsUndone():
                 raise ValueError(f"{event.tag} is handled by replay, not by the engine")

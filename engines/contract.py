@@ -21,6 +21,8 @@ import msgspec
 from matchlog.events import (
     ActionsUndone,
     AnswerRejected,
+    ChanceCommitted,
+    ChanceRevealed,
     Event,
     IllegalAction,
     MatchEnded,
@@ -191,6 +193,10 @@ def describe_lifecycle(names: tuple[str, ...], event: Event) -> str | None:
         case ActionsUndone(seqs=seqs, reason=reason, by=by):
             taken = ", ".join(str(s) for s in seqs)
             return f"{name(by)} takes back seq {taken}" + (f": {reason}" if reason else "")
+        case ChanceCommitted(commitment=commitment):
+            return f"the referee commits to the seed of its chance (sha256 {commitment[:16]}…)"
+        case ChanceRevealed(seed=seed):
+            return f"the referee reveals its chance seed {seed[:16]}…: every draw can be re-derived"
         case MatchEnded(outcome=outcome, reason=reason):
             placed = ", ".join(f"{ordinal(outcome.places[s])} {name(s)}" for s in outcome.ranking)
             return f"match over ({outcome.result}{': ' + reason if reason else ''}): {placed}"

@@ -20,6 +20,8 @@ import msgspec
 from matchlog.events import (
     ActionsUndone,
     AnswerRejected,
+    ChanceCommitted,
+    ChanceRevealed,
     Event,
     GuessStopped,
     IllegalAction,
@@ -195,7 +197,7 @@ class DaVinci:
                 return _next_turn(left) if state.turn == seat else left
             case MatchEnded():
                 return msgspec.structs.replace(state, ended=True)
-            case AnswerRejected() | TilesShuffledHidden() | TileDrawnHidden():
+            case AnswerRejected() | ChanceCommitted() | ChanceRevealed() | TilesShuffledHidden() | TileDrawnHidden():
                 return state
             case MatchStarted() | ActionsUndone():
                 raise ValueError(f"{event.tag} is handled by replay, not by the engine")

@@ -25,6 +25,8 @@ from matchlog.events import (
     AgeGiven,
     AnswerRejected,
     BoardGenerated,
+    ChanceCommitted,
+    ChanceRevealed,
     Event,
     IllegalAction,
     MatchEnded,
@@ -272,7 +274,7 @@ class Fish:
                 return _settle(kicked)
             case MatchEnded():
                 return msgspec.structs.replace(state, ended=True)
-            case AnswerRejected():
+            case AnswerRejected() | ChanceCommitted() | ChanceRevealed():
                 return state
             case MatchStarted() | ActionsUndone():
                 raise ValueError(f"{event.tag} is handled by replay, not by the engine")

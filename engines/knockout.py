@@ -22,6 +22,8 @@ import msgspec
 from matchlog.events import (
     ActionsUndone,
     AnswerRejected,
+    ChanceCommitted,
+    ChanceRevealed,
     Event,
     IllegalAction,
     KnockoutGamePlayed,
@@ -141,7 +143,7 @@ class Knockout:
                 return msgspec.structs.replace(state, removed=removed, out_after=out)
             case MatchEnded():
                 return msgspec.structs.replace(state, phase="over")
-            case AnswerRejected():
+            case AnswerRejected() | ChanceCommitted() | ChanceRevealed():
                 return state
             case MatchStarted() | ActionsUndone():
                 raise ValueError(f"{event.tag} is handled by replay, not by the engine")

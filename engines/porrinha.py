@@ -17,6 +17,8 @@ import msgspec
 from matchlog.events import (
     ActionsUndone,
     AnswerRejected,
+    ChanceCommitted,
+    ChanceRevealed,
     Event,
     GuessMade,
     GuessVoided,
@@ -175,7 +177,7 @@ class Porrinha:
                 return removed if removed.over else _settle_if_complete(removed)
             case MatchEnded():
                 return msgspec.structs.replace(state, ended=True)
-            case AnswerRejected() | HandHidden():
+            case AnswerRejected() | ChanceCommitted() | ChanceRevealed() | HandHidden():
                 return state  # the ruling that follows (or the hidden fact) is what changes the table
             case MatchStarted() | ActionsUndone():
                 raise ValueError(f"{event.tag} is handled by replay, not by the engine")

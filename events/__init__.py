@@ -44,7 +44,17 @@ from .errors import (
 )
 from .fish import AgeGiven, BoardGenerated, PenguinMoved, PenguinPlaced
 from .knockout import KnockoutGamePlayed
-from .lifecycle import ActionsUndone, AnswerRejected, MatchEnded, MatchStarted, Origin, PlayerRemoved, Series
+from .lifecycle import (
+    ActionsUndone,
+    AnswerRejected,
+    ChanceCommitted,
+    ChanceRevealed,
+    MatchEnded,
+    MatchStarted,
+    Origin,
+    PlayerRemoved,
+    Series,
+)
 from .porrinha import GuessMade, GuessVoided, HandChosen, HandHidden, HandReset
 
 __all__ = [
@@ -54,6 +64,8 @@ __all__ = [
     "AnswerRejected",
     "AnyEvent",
     "BoardGenerated",
+    "ChanceCommitted",
+    "ChanceRevealed",
     "CheckerMoved",
     "ConcurrencyError",
     "DecodeError",

@@ -96,4 +96,27 @@ class MatchEnded(Event, tag="match.ended"):
     reason: str = ""
 
 
-EVENTS: tuple[type[Event], ...] = (MatchStarted, AnswerRejected, PlayerRemoved, ActionsUndone, MatchEnded)
+class ChanceCommitted(Event, tag="match.chance_committed"):
+    """Before any chance, the referee committed to the seed of its random source: `commitment` is
+    the hex SHA-256 of the seed (under `algorithm`), so the seed cannot change once play begins."""
+
+    algorithm: str
+    commitment: str
+
+
+class ChanceRevealed(Event, tag="match.chance_revealed"):
+    """At the end, the referee revealed the seed it committed to (hex): anyone can check it against
+    the commitment and re-derive every die, shuffle and board of the match from it."""
+
+    seed: str
+
+
+EVENTS: tuple[type[Event], ...] = (
+    MatchStarted,
+    AnswerRejected,
+    PlayerRemoved,
+    ActionsUndone,
+    MatchEnded,
+    ChanceCommitted,
+    ChanceRevealed,
+)

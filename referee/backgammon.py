@@ -39,6 +39,7 @@ from matchlog.engines.backgammon import (
     pips,
     plays,
 )
+from matchlog.engines.chance import ChanceSource, seed_for
 from matchlog.engines.contract import shown
 from matchlog.events import (
     ActionsUndone,
@@ -494,8 +495,10 @@ def _play(
     match_id = uuid7()
     started = MatchStarted(game="backgammon", options=options, seats=tuple(seats))
     recorder = StoreRecorder(store, match_id) if store is not None else MemoryRecorder()
-    referee = Referee(ENGINE, started, recorder, match_id=match_id)
-    session = _Session(referee, random.Random(seed), ask, tell, rolls)
+    # Given rolls are the caller's: only a match drawing all its chance from the seed commits to it.
+    chance = ChanceSource(seed_for(seed)) if rolls is None else None
+    referee = Referee(ENGINE, started, recorder, match_id=match_id, chance=chance)
+    session = _Session(referee, chance or random.Random(seed), ask, tell, rolls)
     session.play()
     recorder.wait()
     outcome = referee.outcome

@@ -16,10 +16,13 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from matchlog.engines import CHANCE, Engine, Turn
+from matchlog.engines.chance import ALGORITHM, ChanceSource, commitment
 from matchlog.engines.contract import shown
 from matchlog.events import (
     ActionsUndone,
     AnswerRejected,
+    ChanceCommitted,
+    ChanceRevealed,
     Draft,
     Event,
     IllegalAction,
@@ -152,6 +155,7 @@ class Referee:
         *,
         match_id: UUID | None = None,
         on_event: Callable[[Event, Any], None] | None = None,
+        chance: ChanceSource | None = None,
     ) -> None:
         self.engine = engine
         self.started = started
@@ -164,7 +168,11 @@ class Referee:
         #: The events of the step in progress, each with the states around it (for telling players).
         self.step: list[tuple[Any, Event, Any]] = []
         self.seq = -1
+        #: The committed random source chance draws from (None: chance is not provable here).
+        self.chance = chance
         self._emit([started], apply=False)
+        if chance is not None:
+            self.record(ChanceCommitted(algorithm=ALGORITHM, commitment=commitment(chance.secret)))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -214,7 +222,7 @@ class Referee:
             before = self.state
             self.step = []
             if turn.seat == CHANCE:
-                self.record(self.engine.chance(self.state, rng or random.Random()))
+                self.record(self.engine.chance(self.state, rng or self.chance or random.Random()))
                 protocol.after(self, before, self.state)
                 continue
             reply = protocol.ask(self, turn)
@@ -242,7 +250,7 @@ class Referee:
         """Record how the match ended (by default, as the engine sees it) and wait for the log."""
         outcome = outcome if outcome is not None else self.engine.outcome(self.state)
         assert outcome is not None, "an engine with nobody to act must have an outcome"
-        self.record(MatchEnded(outcome=outcome))
+        self.record(*self._reveal(), MatchEnded(outcome=outcome))
         self.recorder.flush()
         self.outcome = outcome
         return outcome
@@ -251,10 +259,14 @@ class Referee:
         """End the match without a result (every seat shares the place), recording why."""
         players = len(self.started.seats)
         outcome = Outcome(places=(1,) * players, winners=(), result="abandoned", removed=tuple(sorted(self.removed)))
-        self.record(MatchEnded(outcome=outcome, reason=reason))
+        self.record(*self._reveal(), MatchEnded(outcome=outcome, reason=reason))
         self.recorder.flush()
         self.outcome = outcome
         return outcome
+
+    def _reveal(self) -> list[Event]:
+        """The seed of a committed random source, revealed once the match is over."""
+        return [] if self.chance is None else [ChanceRevealed(seed=self.chance.secret.hex())]
 
     def take_back(self, undo: ActionsUndone, state: Any) -> None:
         """Record an undo and return to `state`, the state before the first event it takes back."""

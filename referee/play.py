@@ -15,6 +15,7 @@ import msgspec
 
 from matchlog.engines import get as get_engine
 from matchlog.engines import parse_options
+from matchlog.engines.chance import ChanceSource, seed_for
 from matchlog.events import Event, MatchStarted, Outcome, Seat, Series, UsageError, uuid7
 from matchlog.store import Store
 
@@ -77,8 +78,10 @@ def play_match(
     """Referee one match between `players` (seated as `seats`) and record it.
 
     Built-in players are called directly; user players run under `timeout` seconds per call.
-    `seed` seeds chance (dice, shuffles, boards). With `wait` (the default) it returns once the
-    match is durable; without, the caller waits on the recorder (`MatchResult.recorder.wait()`).
+    `seed` seeds chance (dice, shuffles, boards); without one the seed is secret until the match
+    ends. Either way the referee commits to it first and reveals it at the end (`engines.chance`).
+    With `wait` (the default) it returns once the match is durable; without, the caller waits on
+    the recorder (`MatchResult.recorder.wait()`).
 
     Raises:
         UsageError: a bad game, option or table size.
@@ -101,9 +104,10 @@ def play_match(
         PlayerCalls(player, None if is_builtin(game, seat.player) else timeout)
         for seat, player in zip(seats, players, strict=True)
     ]
-    referee = Referee(engine, started, recorder, match_id=match_id, on_event=on_event)
+    chance = ChanceSource(seed_for(seed)) if spec.chance else None
+    referee = Referee(engine, started, recorder, match_id=match_id, on_event=on_event, chance=chance)
     try:
-        RUNNERS[game](referee, calls, random.Random(seed))
+        RUNNERS[game](referee, calls, chance or random.Random(seed))
     except KeyboardInterrupt:
         if referee.outcome is None:  # what was played stays in the log, ended as abandoned
             referee.abandon("match interrupted")

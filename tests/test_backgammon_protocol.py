@@ -13,7 +13,7 @@ import pytest
 
 import matchlog.referee.backgammon as bg
 from matchlog.engines.backgammon import FIRST, SECOND
-from matchlog.events import ActionsUndone, AnswerRejected, CheckerMoved, DiceRolled, OpeningRolled
+from matchlog.events import ActionsUndone, AnswerRejected, CheckerMoved, DiceRolled, OpeningRolled, PlayerRemoved
 from matchlog.referee.backgammon import InputType, InvalidMoveCode, OutputType, Side
 from matchlog.replay import fold, state_at
 from matchlog.store import Store
@@ -163,7 +163,7 @@ def test_a_client_that_raises_forfeits_and_the_game_is_recorded():
         outcome = bg.run(receive_input, lambda *a: outputs.append(a), store=store, seed=1)
         records = store.read(store.matches()[0].match_id)
     assert outcome.result == "forfeit" and len(outcome.removed) == 1
-    removal = records[-2].event
+    removal = next(r.event for r in records if isinstance(r.event, PlayerRemoved))
     assert removal.code == "player.exception" and "RuntimeError: my client crashed" in removal.reason
     assert outputs[-1][0] is OutputType.GAME_WON
 
@@ -175,7 +175,7 @@ def test_a_client_that_hangs_forfeits_after_its_timeout():
     began = time.monotonic()
     with Store() as store:
         outcome = bg.run(receive_input, lambda *a: None, store=store, seed=1, timeout=0.2)
-        removal = store.read(store.matches()[0].match_id)[-2].event
+        removal = next(r.event for r in store.read(store.matches()[0].match_id) if isinstance(r.event, PlayerRemoved))
     assert time.monotonic() - began < 10
     assert outcome.result == "forfeit" and removal.code == "player.timeout"
 

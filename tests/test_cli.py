@@ -143,7 +143,7 @@ def test_play_backgammon_with_a_user_class_and_show_the_board(db: str, tmp_path:
     match_id = report["matches"][0]["match_id"]
     shown, _ = invoke("show", match_id, "--at", "4", "--db", db)
     assert "Backgammon (pygammon rules)" in shown and "bar: X" in shown
-    replayed, _ = invoke("replay", match_id, "--to", "3", "--db", db)
+    replayed, _ = invoke("replay", match_id, "--to", "4", "--db", db)
     assert "opening roll" in replayed and "plays" in replayed
     invoke("verify", "--db", db)
     invoke("play", "backgammon", "-p", "random", "--db", db, code=2)  # one side is not a game
@@ -378,7 +378,7 @@ def test_play_fish_records_a_game_and_show_draws_the_hex_board(db: str):
         "--holes", "2", "--seed", "5", "--db", db, "--json",
     )  # fmt: skip
     match_id = json.loads(out)["matches"][0]["match_id"]
-    board, _ = invoke("show", match_id, "--at", "1", "--db", db)
+    board, _ = invoke("show", match_id, "--at", "2", "--db", db)  # after the commitment and the board
     rows = [line for line in board.splitlines() if line[:4].strip().isdigit()]
     assert len(rows) == 4 and rows[1].index(rows[1].split()[1]) > rows[0].index(rows[0].split()[1]), "odd rows shift"
     assert sum(line.split()[1:].count(".") for line in rows) == 2, "two holes"

@@ -34,6 +34,13 @@ CASES = {
         {"rules": "pygammon", "move_by_turn_rolls": True},
         6,
     ),
+    "davinci-3-players-jokers": ("davinci", ["seed-ai", "random", "seed-ai"], {"jokers": True}, 8),
+    "fish-4-players-random-board": (
+        "fish",
+        ["maximin:2", "random", "maximin:1", "maximin"],
+        {"rows": 5, "columns": 6, "random_board": True, "holes": 3, "one_fish": 2},
+        9,
+    ),
 }
 
 
