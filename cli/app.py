@@ -29,6 +29,7 @@ from matchlog.engines import ordinal
 from matchlog.events import MatchlogError, StoreError, UsageError, json_schema
 from matchlog.referee import DEFAULT_TIMEOUT, MatchResult, builtin_names, play_series
 from matchlog.replay import export_seat_jsonl, fork, state_at, summary, timeline, undo
+from matchlog.replay.audit import audit, dispute
 from matchlog.store import Store, connect_read_only
 
 from .output import (
@@ -40,6 +41,8 @@ from .output import (
     fit_to_output,
     match_dict,
     matches_table,
+    print_audit,
+    print_dispute,
     short,
     short_spec,
     when,
@@ -808,6 +811,50 @@ def verify(
             console.out(f"FAIL match {finding.match_id}{where} [{finding.code}] {finding.message}")
     else:
         console.out(f"ok: {matches} match{'es' if matches != 1 else ''}, {count} events, every hash chain verifies")
+    if findings:
+        raise typer.Exit(1)
+
+
+@app.command("audit")
+@reports_errors
+def audit_command(
+    match: Annotated[str | None, typer.Argument(help="One match (an id or a unique prefix).")] = None,
+    all_matches: Annotated[bool, typer.Option("--all", help="Every match in the log.")] = False,
+    seq: Annotated[
+        int | None, typer.Option(min=0, help="The dispute report for this event of MATCH: the evidence about it.")
+    ] = None,
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """Re-judge recorded matches by the rules, from the log alone; exit status 1 on any finding.
+
+    Checks the hash chain, every accepted answer (legal, in turn), every rejection and removal (really
+    against that rule), every undo, the outcome, and every die, shuffle and board: possible, and drawn
+    from the seed the referee committed to before play and revealed at the end.
+    With --seq N: the state before event N (as the referee and as the acting seat saw it), the answer,
+    the ruling and its rule, the legal alternatives, and the hashes that prove the record unchanged.
+    Example: matchlog audit --all      matchlog audit 01a1fd1f-6d40 --seq 17
+    """
+    if (match is None) == (not all_matches):
+        raise UsageError("give one MATCH or --all", code="usage.arguments")
+    if seq is not None and match is None:
+        raise UsageError("--seq needs a MATCH", code="usage.arguments")
+    with open_log(db) as store:
+        if seq is not None:
+            report = dispute(store, match, seq)  # type: ignore[arg-type]
+            findings = report.findings
+            if json:
+                emit_json(report)
+            else:
+                print_dispute(report)
+        else:
+            ids = None if match is None else [store.resolve(match)]
+            reports = list(audit(store, ids))
+            findings = [f for r in reports for f in r.findings]
+            if json:
+                emit_json({"ok": not findings, "matches": reports})
+            else:
+                print_audit(reports)
     if findings:
         raise typer.Exit(1)
 

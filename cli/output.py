@@ -136,3 +136,66 @@ def matches_table(matches: list[MatchInfo]) -> Table:
             result_text(info),
         )
     return table
+
+
+def print_audit(reports: list[Any]) -> None:
+    """An audit as text: every finding, then what was checked and what could not be."""
+    findings = [f for r in reports for f in r.findings]
+    for finding in findings:
+        where = f" seq {finding.seq}" if finding.seq is not None else ""
+        console.out(f"FAIL match {finding.match_id}{where} [{finding.rule}] {finding.message}")
+        for key, value in finding.evidence.items():
+            console.out(f"     {key}: {msgspec.json.encode(value, enc_hook=_hook).decode()}")
+    totals: dict[str, int] = {}
+    for report in reports:
+        for key, value in report.checked.items():
+            totals[key] = totals.get(key, 0) + value
+    events = sum(r.events for r in reports)
+    verdict = "no findings" if not findings else f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
+    console.out(f"audited {len(reports)} match{'es' if len(reports) != 1 else ''} ({events:,} events): {verdict}")
+    console.out(
+        f"  re-judged {totals.get('answers', 0):,} answers, {totals.get('rejections', 0):,} rejections "
+        f"({totals.get('rejections_not_rechecked', 0):,} cut short and {totals.get('protocol_rulings', 0):,} protocol "
+        f"rulings, not re-judged), {totals.get('removals', 0):,} "
+        f"removals, {totals.get('undos', 0):,} undos, {totals.get('chance', 0):,} chance events "
+        f"({totals.get('chance_rederived', 0):,} re-derived from revealed seeds)"
+    )
+    notes: dict[str, int] = {}
+    for report in reports:
+        for note in report.notes:
+            notes[note] = notes.get(note, 0) + 1
+    for note, count in sorted(notes.items()):
+        console.out(f"  note: {count} match{'es' if count != 1 else ''}: {note}")
+
+
+def print_dispute(report: Any) -> None:
+    """A dispute report as text."""
+    console.rule(f"[bold]match {report.match_id} · {report.game} · seq {report.seq}")
+    console.out(f"event:    {report.said}   [{report.event.get('type')}]")
+    if report.seat_name is not None:
+        asked = f", asked to {report.decision}" if report.decision else ""
+        console.out(f"seat:     {report.seat} ({report.seat_name}){asked}")
+    rule = f" [{report.rule}]" if report.rule else ""
+    console.out(f"ruling:   {report.ruling}{rule}" + (f" — {report.rule_says}" if report.rule_says else ""))
+    console.out("\nthe state before, as the referee saw it:")
+    console.out(report.before)
+    if report.before_as_seat is not None:
+        console.out(f"\n... and as seat {report.seat} saw it:")
+        console.out(report.before_as_seat)
+    if report.alternatives_total:
+        console.out(f"\nlegal answers there ({report.alternatives_total}):")
+        for line in report.alternatives:
+            console.out(f"  - {line}")
+        if report.alternatives_total > len(report.alternatives):
+            console.out(f"  ... and {report.alternatives_total - len(report.alternatives)} more")
+    console.out(f"\nhash:     {report.hash}")
+    if report.previous_hash:
+        console.out(f"previous: {report.previous_hash}")
+    chain = "verifies" if report.chain_verified else "DOES NOT verify (see matchlog verify)"
+    console.out(f"chain:    seq 0 to the head (seq {report.head_seq}, {report.head_hash[:16]}…) {chain}")
+    if report.findings:
+        console.out("findings at this seq:")
+        for finding in report.findings:
+            console.out(f"  [{finding.rule}] {finding.message}")
+    else:
+        console.out("findings at this seq: none")

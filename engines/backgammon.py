@@ -37,7 +37,7 @@ from matchlog.events import (
     UsageError,
 )
 
-from .contract import CHANCE, GameSpec, Rule, Turn, describe_lifecycle, parse_options
+from .contract import CHANCE, GameSpec, Rule, Turn, among_outcomes, describe_lifecycle, parse_options
 
 __all__ = [
     "CHECKERS",
@@ -423,6 +423,9 @@ class Backgammon:
         if turn is None or turn.seat != CHANCE:
             return ()
         return _OPENINGS if turn.decision == "opening" else _ROLLS[state.side]
+
+    def check_chance(self, state: BackgammonState, event: Event) -> None:
+        among_outcomes(self, state, event)  # two dice 1..6 for the side to roll; an opening's differ
 
     def legal(self, state: BackgammonState, seat: int) -> tuple[Event, ...]:
         return tuple(

@@ -38,6 +38,7 @@ __all__ = [
     "GameSpec",
     "Rule",
     "Turn",
+    "among_outcomes",
     "describe_lifecycle",
     "ordinal",
     "parse_options",
@@ -56,6 +57,8 @@ class Rule:
     MATCH_OVER = "match.over"
     NOT_YOUR_TURN = "match.not_your_turn"
     WRONG_DECISION = "match.wrong_decision"
+    #: A chance event that chance could not have recorded there (audit's finding).
+    IMPOSSIBLE_CHANCE = "chance.impossible"
 
 
 class Turn(msgspec.Struct, frozen=True):
@@ -111,6 +114,12 @@ class Engine(Protocol[State]):
 
     def chance_outcomes(self, state: State) -> tuple[Event, ...]:
         """The equally likely events chance may record now, where they can be listed (else empty)."""
+        ...
+
+    def check_chance(self, state: State, event: Event) -> None:
+        """Judge a recorded chance event: raises IllegalAction (Rule.IMPOSSIBLE_CHANCE) when chance
+        could not have recorded `event` in `state` (a die of 7, a tile dealt twice, a board with
+        the wrong number of holes)."""
         ...
 
     def legal(self, state: State, seat: int) -> tuple[Event, ...]:
@@ -201,6 +210,16 @@ def describe_lifecycle(names: tuple[str, ...], event: Event) -> str | None:
             placed = ", ".join(f"{ordinal(outcome.places[s])} {name(s)}" for s in outcome.ranking)
             return f"match over ({outcome.result}{': ' + reason if reason else ''}): {placed}"
     return None
+
+
+def among_outcomes(engine: Engine[Any], state: Any, event: Event) -> None:
+    """`check_chance` for a game whose chance outcomes can all be listed here.
+
+    Raises:
+        IllegalAction: `event` is not one of them.
+    """
+    if event not in engine.chance_outcomes(state):
+        raise IllegalAction(Rule.IMPOSSIBLE_CHANCE, f"chance could not record {shown(event, 80)} here")
 
 
 def not_allowed(code: str, message: str) -> IllegalAction:

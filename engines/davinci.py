@@ -39,7 +39,7 @@ from matchlog.events import (
     UsageError,
 )
 
-from .contract import CHANCE, GameSpec, Rule, Turn, describe_lifecycle, ordinal, parse_options, shown
+from .contract import CHANCE, GameSpec, Rule, Turn, among_outcomes, describe_lifecycle, ordinal, parse_options, shown
 
 __all__ = [
     "BLACK",
@@ -242,6 +242,16 @@ class DaVinci:
             return ()
         seat = state.dealt % state.players if turn.decision == "deal" else state.turn
         return (TileDrawn(seat=seat, tile=state.pile[0]),)
+
+    def check_chance(self, state: DavinciState, event: Event) -> None:
+        turn = self.to_act(state)
+        if isinstance(event, TilesShuffled) and turn is not None and turn.decision == "shuffle":
+            # A shuffle holds every tile of the set once.
+            tiles = sorted(range(24)) + (list(JOKERS) if state.options.jokers else [])
+            if sorted(event.order) != sorted(tiles):
+                raise IllegalAction(Rule.IMPOSSIBLE_CHANCE, f"the shuffle is not the {len(tiles)} tiles, each once")
+            return
+        among_outcomes(self, state, event)  # a deal or a draw takes the top of the pile
 
     def legal(self, state: DavinciState, seat: int) -> tuple[Event, ...]:
         turn = self.to_act(state)

@@ -316,6 +316,27 @@ class Fish:
             return ()  # a random board has too many outcomes to list
         return (self.chance(state, random.Random(0)),)  # a uniform board is the only possible one
 
+    def check_chance(self, state: FishState, event: Event) -> None:
+        if self.to_act(state) != Turn(CHANCE, "board") or not isinstance(event, BoardGenerated):
+            raise IllegalAction(Rule.IMPOSSIBLE_CHANCE, f"chance does not record {event.tag} here")
+        options = state.options
+        tiles = event.tiles
+        cells = [fish for row in tiles for fish in row]
+        problems = []
+        # The board has the shape asked for...
+        if len(tiles) != options.rows or any(len(row) != options.columns for row in tiles):
+            problems.append(f"is not {options.rows}x{options.columns}")
+        # ...uniform, or 1 to 5 fish a tile with exactly the holes asked for and enough one-fish tiles.
+        if not options.random_board and any(fish != options.fish for fish in cells):
+            problems.append(f"is not {options.fish} fish on every tile")
+        if options.random_board:
+            if cells.count(0) != options.holes or any(not 0 <= fish <= MAX_FISH for fish in cells):
+                problems.append(f"does not have {options.holes} holes and 1 to {MAX_FISH} fish elsewhere")
+            if cells.count(1) < options.one_fish:
+                problems.append(f"has fewer than {options.one_fish} one-fish tiles")
+        if problems:
+            raise IllegalAction(Rule.IMPOSSIBLE_CHANCE, "the board " + " and ".join(problems))
+
     def legal(self, state: FishState, seat: int) -> tuple[Event, ...]:
         turn = self.to_act(state)
         if turn is None or turn.seat != seat:

@@ -162,6 +162,15 @@ class Knockout:
     def chance_outcomes(self, state: KnockoutState) -> tuple[Event, ...]:
         return ()
 
+    def check_chance(self, state: KnockoutState, event: Event) -> None:
+        """A game played must be the next table of the round, its winners and kicks among its players."""
+        if not isinstance(event, KnockoutGamePlayed) or state.phase != "playing":
+            raise IllegalAction(Rule.IMPOSSIBLE_CHANCE, f"a knockout does not record {event.tag} here")
+        if tuple(event.seats) != state.groups[state.played]:
+            raise IllegalAction(Rule.IMPOSSIBLE_CHANCE, f"table {list(event.seats)} is not the next of the round")
+        if not set(event.winners) | set(event.removed) <= set(event.seats):
+            raise IllegalAction(Rule.IMPOSSIBLE_CHANCE, "a winner or a kicked player did not play that game")
+
     def legal(self, state: KnockoutState, seat: int) -> tuple[Event, ...]:
         return ()
 

@@ -203,6 +203,9 @@ class Porrinha:
     def chance_outcomes(self, state: PorrinhaState) -> tuple[Event, ...]:
         return ()  # Porrinha has no chance
 
+    def check_chance(self, state: PorrinhaState, event: Event) -> None:
+        raise IllegalAction(Rule.IMPOSSIBLE_CHANCE, "Porrinha has no chance")
+
     def legal(self, state: PorrinhaState, seat: int) -> tuple[Event, ...]:
         turn = self.to_act(state)
         if turn is None or turn.seat != seat:

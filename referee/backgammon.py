@@ -354,14 +354,14 @@ class _Session:
         kind, data = _input_type(raw[0]), raw[1]
         if kind is InputType.MOVE:
             if data is None:
-                self.reject(side, "move", raw, BackgammonRule.INVALID_MOVE_TYPE, "a move needs (die_index, source)")
+                self.reject(side, "move", data, BackgammonRule.INVALID_MOVE_TYPE, "a move needs (die_index, source)")
                 return
             before = self.state
             try:
                 event = ENGINE.parse(before, side, data)
                 ENGINE.check(before, side, event)
             except IllegalAction as error:
-                self.reject(side, "move", raw, error.code, error.message)
+                self.reject(side, "move", data, error.code, error.message)  # the move, as the rules judged it
                 return
             self.record(event)
             self.undo_stack.append((self.referee.seq, before))

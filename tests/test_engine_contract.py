@@ -11,9 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from matchlog.engines import CHANCE, GAMES, Engine
+from matchlog.engines.chance import ChanceSource
 from matchlog.events import Event, IllegalAction, MatchStarted, Record, Seat
 from matchlog.referee import RUNNERS, MemoryRecorder, PlayerCalls, Referee, builtin_names, make_player
-from matchlog.replay import fold, state_at
+from matchlog.replay import audit_records, fold, state_at
 from matchlog.store import Store
 
 GAME_NAMES = sorted(name for name, engine in GAMES.items() if not engine.spec.tournament)
@@ -41,6 +42,7 @@ class Guarded:
         event = self.engine.chance(state, rng)
         outcomes = self.engine.chance_outcomes(state)
         assert not outcomes or event in outcomes, "chance drew something it does not list as possible"
+        self.engine.check_chance(state, event)  # and what it draws, it accepts as possible
         return event
 
     def to_act(self, state: Any) -> Any:
@@ -68,9 +70,10 @@ def playout(game: str, players: int, seed: int) -> tuple[Referee, list[Any], lis
     recorder = MemoryRecorder()
     live: list[Any] = []
     guarded = Guarded(engine)
-    referee = Referee(guarded, started, recorder, on_event=lambda event, state: live.append(state))  # type: ignore[arg-type]
+    chance = ChanceSource(rng.randbytes(32)) if engine.spec.chance else None
+    referee = Referee(guarded, started, recorder, on_event=lambda event, state: live.append(state), chance=chance)  # type: ignore[arg-type]
     calls = [PlayerCalls(make_player(game, seat.player, random.Random(rng.random())), None) for seat in seats]
-    RUNNERS[game](referee, calls, random.Random(rng.random()))
+    RUNNERS[game](referee, calls, chance or random.Random(rng.random()))
     records = [
         Record(
             match_id=referee.match_id,
@@ -117,6 +120,11 @@ def test_random_playouts_end_and_the_fold_of_the_log_is_the_live_state_at_every_
     assert len(live) == len(records)
     for seq in sorted({0, len(records) - 1, *random.Random(seed).sample(range(len(records)), min(25, len(records)))}):
         assert fold(records[: seq + 1]) == live[seq], f"seq {seq}"
+    # The audit re-judges the whole log without a finding, and re-derives every draw from the seed.
+    report = audit_records(records)
+    assert report.findings == [], report.findings[:3]
+    assert report.checked["chance_rederived"] == report.checked["chance"]
+    assert (report.checked["chance"] > 0) == engine.spec.chance
 
 
 @pytest.mark.parametrize("game", GAME_NAMES)

@@ -1,0 +1,571 @@
+"""Audit: re-judge a recorded match from its log alone, and the evidence for one disputed event.
+
+The audit verifies the hash chain, then re-folds the match the way the referee lived it (undo
+included) and judges every record again:
+
+- every accepted answer was the acting seat's turn and legal there (`engine.check`);
+- every rejected answer is really against the rules, with the recorded code (its recorded text is
+  read back as a Python literal; one cut short or not a literal cannot be re-judged, and is counted,
+  as are a protocol's own rulings on answers that are not a decision of the game, such as
+  pygammon's undo);
+- every removal for breaking a rule follows a rejection of that seat with that code;
+- every undo takes back the latest effective events, and nothing follows the end;
+- every chance event is possible there (`engine.check_chance`), and, when the referee committed to
+  a seed and revealed it, is exactly what that seed draws (`engines.chance`);
+- the recorded outcome is the one the rules give (unless the match was abandoned);
+- a knockout's games are matches in the same log with the players and winners it says.
+
+A finding names the match, the seq, the rule and the evidence.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+from uuid import UUID
+
+import msgspec
+
+from matchlog.engines import CHANCE, Engine
+from matchlog.engines.chance import ALGORITHM, ChanceSource, commitment
+from matchlog.events import (
+    ActionsUndone,
+    AnswerRejected,
+    ChanceCommitted,
+    ChanceRevealed,
+    DecodeError,
+    Event,
+    IllegalAction,
+    KnockoutGamePlayed,
+    MatchEnded,
+    MatchlogError,
+    MatchStarted,
+    PlayerRemoved,
+    Record,
+    UsageError,
+)
+from matchlog.store import Store
+
+from .fold import engine_of
+
+__all__ = ["AuditFinding", "Dispute", "MatchAudit", "audit", "audit_records", "dispute"]
+
+#: Removal codes that come from outside the rules (a timeout, an exception, a lost connection).
+_OUTSIDE_THE_RULES = ("player.", "remote.", "match.")
+#: How many legal alternatives a dispute report lists.
+ALTERNATIVES_SHOWN = 40
+
+
+class AuditFinding(msgspec.Struct, frozen=True, kw_only=True):
+    """One thing the log says that the rules (or the chain) do not allow."""
+
+    match_id: str
+    seq: int | None
+    rule: str
+    message: str
+    evidence: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class MatchAudit(msgspec.Struct, kw_only=True):
+    """The audit of one match: what was checked, what was found, and what could not be checked."""
+
+    match_id: str
+    game: str
+    events: int
+    findings: list[AuditFinding] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
+    checked: dict[str, int] = msgspec.field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return not self.findings
+
+
+class _Walk:
+    """The state as the referee had it before each record, and the findings so far."""
+
+    def __init__(self, records: Sequence[Record]) -> None:
+        self.records = records
+        self.match_id = str(records[0].match_id)
+        self.engine: Engine[Any] = engine_of(records)
+        self.report = MatchAudit(match_id=self.match_id, game=self.engine.spec.name, events=len(records))
+        self.counts = dict.fromkeys(
+            (
+                "answers",
+                "rejections",
+                "rejections_not_rechecked",
+                "protocol_rulings",
+                "removals",
+                "chance",
+                "chance_rederived",
+                "undos",
+            ),
+            0,
+        )
+
+    def find(self, seq: int | None, rule: str, message: str, **evidence: Any) -> None:
+        evidence = {key: _plain(value) for key, value in evidence.items()}
+        self.report.findings.append(
+            AuditFinding(match_id=self.match_id, seq=seq, rule=rule, message=message, evidence=evidence)
+        )
+
+
+def _plain(value: Any) -> Any:
+    return msgspec.to_builtins(value) if isinstance(value, msgspec.Struct | tuple | list) else value
+
+
+def audit_records(
+    records: Sequence[Record], on_record: Callable[[Record, Any, list[AuditFinding]], None] | None = None
+) -> MatchAudit:
+    """Audit one match from its records (seq 0 onwards; the chain is the store's to check).
+
+    `on_record(record, state_before, findings_at_that_seq)` is called for every record after the first.
+    """
+    try:
+        walk = _Walk(records)
+    except (DecodeError, UsageError) as error:
+        match_id = str(records[0].match_id) if records else "?"
+        report = MatchAudit(match_id=match_id, game="?", events=len(records))
+        report.findings.append(AuditFinding(match_id=match_id, seq=0, rule="audit.bad_start", message=error.message))
+        return report
+    engine, report = walk.engine, walk.report
+    started = records[0].event
+    assert isinstance(started, MatchStarted)
+    try:
+        state = engine.start(started)
+    except MatchlogError as error:
+        walk.find(0, "audit.bad_start", f"the match cannot start as recorded: {error.message}")
+        return report
+    rng = _chance_source(walk)
+    stack: list[tuple[int, Any]] = [(0, state)]
+    rejected: dict[int, str] = {}  # each seat's latest rejection code
+    ended: int | None = None
+    for record in records[1:]:
+        before = stack[-1][1]
+        seq, event = record.seq, record.event
+        found_before = len(report.findings)
+        if ended is not None:
+            walk.find(seq, "audit.after_end", f"{event.tag} was recorded after the match ended at seq {ended}")
+        if isinstance(event, ActionsUndone):
+            walk.counts["undos"] += 1
+            effective = [s for s, _ in stack[1:]]
+            if not event.seqs or list(event.seqs) != effective[-len(event.seqs) :]:
+                walk.find(
+                    seq,
+                    "audit.bad_undo",
+                    "the undo does not take back the latest effective events",
+                    undone=event.seqs,
+                    latest=effective[-len(event.seqs) :] if event.seqs else [],
+                )
+            else:
+                del stack[-len(event.seqs) :]
+        else:
+            _judge(walk, record, before, rng, rejected)
+            if isinstance(event, MatchEnded):
+                ended = seq
+            try:
+                stack.append((seq, engine.apply(before, event)))
+            except Exception as error:  # a log the rules cannot fold any further
+                walk.find(seq, "audit.cannot_apply", f"the rules cannot apply {event.tag} here: {error}")
+                break
+        if on_record is not None:
+            on_record(record, before, report.findings[found_before:])
+    if ended is None:
+        report.notes.append("the match has not ended")
+    report.checked = walk.counts
+    return report
+
+
+def _chance_source(walk: _Walk) -> ChanceSource | None:
+    """The source the referee committed to, rebuilt from the revealed seed (None if it cannot be)."""
+    committed = [r for r in walk.records if isinstance(r.event, ChanceCommitted)]
+    revealed = [r for r in walk.records if isinstance(r.event, ChanceRevealed)]
+    if not committed:
+        if walk.engine.spec.chance and not walk.engine.spec.tournament:
+            walk.report.notes.append("no chance commitment recorded: chance is checked for possibility only")
+        return None
+    first = committed[0]
+    assert isinstance(first.event, ChanceCommitted)
+    if len(committed) > 1:
+        walk.find(committed[1].seq, "chance.committed_twice", "the referee committed to a second seed")
+    if first.seq != 1:
+        walk.find(first.seq, "chance.late_commitment", "the commitment does not come before everything else")
+    if first.event.algorithm != ALGORITHM:
+        walk.report.notes.append(
+            f"chance committed under {first.event.algorithm!r}, which this matchlog cannot re-derive"
+        )
+        return None
+    if not revealed:
+        walk.report.notes.append(
+            "the chance seed is not revealed (the match has not ended): draws checked for possibility only"
+        )
+        return None
+    reveal = revealed[-1].event
+    assert isinstance(reveal, ChanceRevealed)
+    try:
+        seed = bytes.fromhex(reveal.seed)
+    except ValueError:
+        walk.find(revealed[-1].seq, "chance.reveal_mismatch", "the revealed seed is not hex", seed=reveal.seed)
+        return None
+    if commitment(seed) != first.event.commitment:
+        walk.find(
+            revealed[-1].seq,
+            "chance.reveal_mismatch",
+            "the revealed seed does not match the commitment",
+            commitment=first.event.commitment,
+            seed=reveal.seed,
+        )
+        return None
+    return ChanceSource(seed)
+
+
+def _judge(walk: _Walk, record: Record, before: Any, rng: ChanceSource | None, rejected: dict[int, str]) -> None:
+    """Judge one record (not an undo) against the state before it."""
+    engine, seq, event = walk.engine, record.seq, record.event
+    turn = engine.to_act(before)
+    match event:
+        case MatchStarted():
+            walk.find(seq, "audit.restarted", "a second match.started inside the match")
+        case ChanceCommitted() | ChanceRevealed():
+            pass
+        case MatchEnded(outcome=outcome):
+            expected = engine.outcome(before)
+            if outcome.result != "abandoned":
+                if expected is None:
+                    walk.find(seq, "audit.early_end", "the match ended while the rules had it go on", outcome=outcome)
+                elif expected != outcome:
+                    walk.find(
+                        seq,
+                        "audit.wrong_outcome",
+                        "the recorded outcome is not the one the rules give",
+                        recorded=outcome,
+                        expected=expected,
+                    )
+        case AnswerRejected(seat=seat, answer=answer, code=code):
+            walk.counts["rejections"] += 1
+            rejected[seat] = code
+            if turn is None or turn.seat != seat:
+                walk.find(
+                    seq, "audit.out_of_turn", f"seat {seat}'s answer was judged when it was not its turn", turn=turn
+                )
+                return
+            if event.decision != turn.decision:  # a protocol's ruling (pygammon's undo, a bad input type)
+                walk.counts["protocol_rulings"] += 1
+                return
+            value = _literal(answer)
+            if value is _NOT_A_LITERAL:
+                walk.counts["rejections_not_rechecked"] += 1
+                return
+            try:
+                engine.check(before, seat, engine.parse(before, seat, value))
+            except IllegalAction as error:
+                if error.code != code:
+                    walk.find(
+                        seq,
+                        "audit.wrong_code",
+                        f"the answer breaks {error.code}, not {code}: {error.message}",
+                        answer=answer,
+                        recorded=code,
+                        rule=error.code,
+                    )
+            else:
+                walk.find(
+                    seq, "audit.legal_rejected", f"a legal answer was rejected as {code}", answer=answer, recorded=code
+                )
+        case PlayerRemoved(seat=seat, code=code):
+            walk.counts["removals"] += 1
+            if not code.startswith(_OUTSIDE_THE_RULES) and rejected.get(seat) != code:
+                walk.find(
+                    seq,
+                    "audit.unexplained_removal",
+                    f"seat {seat} was removed for {code} without a rejected answer breaking it",
+                    code=code,
+                )
+        case _ if record.actor is not None:
+            walk.counts["answers"] += 1
+            if turn is None:
+                walk.find(
+                    seq, "match.over", f"seat {record.actor}'s {event.tag} came after the game was over", event=event
+                )
+            elif turn.seat != record.actor:
+                walk.find(
+                    seq,
+                    "match.not_your_turn",
+                    f"seat {record.actor} answered when seat {turn.seat} was to act",
+                    event=event,
+                )
+            else:
+                try:
+                    engine.check(before, record.actor, event)
+                except IllegalAction as error:
+                    walk.find(
+                        seq,
+                        error.code,
+                        f"an accepted answer breaks the rules: {error.message}",
+                        event=event,
+                        alternatives=len(engine.legal(before, record.actor)),
+                    )
+        case _ if turn is not None and turn.seat == CHANCE:
+            walk.counts["chance"] += 1
+            try:
+                engine.check_chance(before, event)
+            except IllegalAction as error:
+                walk.find(seq, error.code, error.message, event=event)
+            if rng is not None:
+                try:
+                    derived: Event | None = engine.chance(before, rng)
+                except Exception:  # what the seed draws here cannot even be computed
+                    derived = None
+                walk.counts["chance_rederived"] += 1
+                if derived != event:
+                    walk.find(
+                        seq,
+                        "chance.not_from_seed",
+                        "the revealed seed draws something else here",
+                        recorded=event,
+                        derived=derived,
+                    )
+
+
+_NOT_A_LITERAL = object()
+
+
+def _literal(text: str) -> Any:
+    """The answer a rejection recorded as its repr, if that repr is a whole Python literal."""
+    if text.endswith("…"):
+        return _NOT_A_LITERAL
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NOT_A_LITERAL
+
+
+def audit(store: Store, match_ids: Sequence[UUID] | None = None, *, batch: int = 500) -> Iterator[MatchAudit]:
+    """Audit matches of the log (all by default), one report each in match id order: the chain
+    first (store.verify), then the rules."""
+    ids = (
+        list(match_ids)
+        if match_ids is not None
+        else [row[0] for row in store.query("SELECT match_id FROM matches ORDER BY match_id")]
+    )
+    for start in range(0, len(ids), batch):
+        chunk = ids[start : start + batch]
+        chain: dict[str, list[AuditFinding]] = {}
+        for finding in store.verify(chunk):
+            chain.setdefault(str(finding.match_id), []).append(
+                AuditFinding(
+                    match_id=str(finding.match_id), seq=finding.seq, rule=finding.code, message=finding.message
+                )
+            )
+        for records in _read(store, chunk):
+            if isinstance(records, MatchAudit):  # it does not even decode
+                chain.pop(records.match_id, None)
+                yield records
+                continue
+            report = audit_records(records)
+            report.findings[:0] = chain.pop(report.match_id, [])
+            if report.game == "knockout":
+                _check_knockout(store, records, report)
+            yield report
+        for match_id, findings in chain.items():  # a match whose rows are gone altogether
+            yield MatchAudit(match_id=match_id, game="?", events=0, findings=findings)
+
+
+def _read(store: Store, chunk: Sequence[UUID]) -> Iterator[list[Record] | MatchAudit]:
+    """Each match's records; for a match with an event that does not decode, a report saying so."""
+    try:
+        yield from list(_by_match(store.records(chunk)))
+        return
+    except DecodeError:
+        pass
+    for match_id in chunk:  # find the ones that do not decode, one by one
+        try:
+            yield store.read(match_id)
+        except DecodeError as error:
+            report = MatchAudit(match_id=str(match_id), game="?", events=0)
+            report.findings.append(
+                AuditFinding(match_id=str(match_id), seq=None, rule=error.code, message=error.message)
+            )
+            yield report
+
+
+def _by_match(records: Iterable[Record]) -> Iterator[list[Record]]:
+    current: list[Record] = []
+    for record in records:
+        if current and record.match_id != current[0].match_id:
+            yield current
+            current = []
+        current.append(record)
+    if current:
+        yield current
+
+
+def _check_knockout(store: Store, records: Sequence[Record], report: MatchAudit) -> None:
+    """Each game a knockout says it played is in the log, with those players and those winners."""
+    names = [seat.name for seat in records[0].event.seats]  # type: ignore[attr-defined]
+    for record in records:
+        event = record.event
+        if not isinstance(event, KnockoutGamePlayed):
+            continue
+        try:
+            info = store.match(event.match_id)
+        except MatchlogError:
+            report.findings.append(
+                AuditFinding(
+                    match_id=report.match_id,
+                    seq=record.seq,
+                    rule="knockout.missing_game",
+                    message=f"game {event.match_id} is not in the log",
+                )
+            )
+            continue
+        players = [names[s] for s in event.seats]
+        winners = sorted(names[s] for s in event.winners)
+        recorded = sorted(info.players[s] for s in (info.outcome.winners if info.outcome else ()))
+        if list(info.players) != players or (info.outcome is not None and recorded != winners):
+            report.findings.append(
+                AuditFinding(
+                    match_id=report.match_id,
+                    seq=record.seq,
+                    rule="knockout.wrong_game",
+                    message=f"game {event.match_id} does not have the players or winners the knockout records",
+                    evidence={
+                        "players": players,
+                        "winners": winners,
+                        "game_players": list(info.players),
+                        "game_winners": recorded,
+                    },
+                )
+            )
+
+
+# -- one disputed event ----------------------------------------------------------------------
+
+
+class Dispute(msgspec.Struct, kw_only=True):
+    """The evidence about one recorded event: what was asked, what was answered, how it was ruled
+    and under which rule, what else was legal, and the hashes that prove the record unchanged."""
+
+    match_id: str
+    game: str
+    seq: int
+    event: dict[str, Any]
+    said: str  # the event in words
+    seat: int | None  # the seat it concerns
+    seat_name: str | None
+    decision: str | None  # what that seat was asked for, if it was its turn
+    ruling: str  # accepted | rejected | removed | chance | referee | undo | lifecycle
+    rule: str | None
+    rule_says: str | None
+    before: str  # the state before, as the referee saw it
+    before_as_seat: str | None  # ... and as the seat saw it
+    alternatives: list[str]
+    alternatives_total: int
+    findings: list[AuditFinding]
+    hash: str
+    previous_hash: str | None
+    head_seq: int
+    head_hash: str
+    chain_verified: bool
+
+
+def dispute(store: Store, match_id: UUID | str, seq: int) -> Dispute:
+    """The evidence about the event at `seq` of a match.
+
+    Raises:
+        UnknownMatch: no such match.
+        UsageError: no such seq.
+    """
+    records = store.read(match_id)
+    if not 0 <= seq < len(records):
+        raise UsageError(
+            f"seq {seq} is not in match {records[0].match_id} (seqs 0 to {len(records) - 1})", code="usage.seq"
+        )
+    captured: dict[str, Any] = {}
+
+    def at(record: Record, before: Any, findings: list[AuditFinding]) -> None:
+        if record.seq == seq:
+            captured.update(before=before, findings=findings)
+
+    report = audit_records(records, on_record=at)
+    engine = engine_of(records)
+    record = records[seq]
+    event = record.event
+    before = captured.get("before", engine.start(records[0].event))  # type: ignore[arg-type]
+    names = tuple(s.name for s in records[0].event.seats)  # type: ignore[attr-defined]
+    turn = engine.to_act(before) if seq else None
+    seat = getattr(event, "seat", record.actor)
+    seat = seat if isinstance(seat, int) and 0 <= seat < len(names) else None
+    ruling, rule, says = _ruling(engine, before, record)
+    alternatives: list[str] = []
+    total = 0
+    if turn is not None and turn.seat not in (CHANCE,) and seat == turn.seat:
+        legal = engine.legal(before, turn.seat)
+        total = len(legal)
+        for option in legal[:ALTERNATIVES_SHOWN]:
+            try:
+                alternatives.append(engine.describe(before, option, engine.apply(before, option)))
+            except Exception:  # pragma: no cover - an option the engine lists but cannot apply
+                alternatives.append(option.tag)
+    chain = [f for f in store.verify([records[0].match_id])]
+    return Dispute(
+        match_id=str(records[0].match_id),
+        game=engine.spec.name,
+        seq=seq,
+        event=msgspec.to_builtins(event),
+        said=engine.describe(before, event, engine.apply(before, event))
+        if seq and not isinstance(event, ActionsUndone)
+        else event.tag,
+        seat=seat,
+        seat_name=names[seat] if seat is not None else None,
+        decision=turn.decision if turn is not None and seat is not None and turn.seat == seat else None,
+        ruling=ruling,
+        rule=rule,
+        rule_says=says,
+        before=engine.render(before),
+        before_as_seat=engine.render(engine.view(before, seat)) if seat is not None and engine.spec.hidden else None,
+        alternatives=alternatives,
+        alternatives_total=total,
+        findings=list(captured.get("findings", [])) + [f for f in report.findings if f.seq is None],
+        hash=record.hash.hex(),
+        previous_hash=records[seq - 1].hash.hex() if seq else None,
+        head_seq=records[-1].seq,
+        head_hash=records[-1].hash.hex(),
+        chain_verified=not chain,
+    )
+
+
+def _ruling(engine: Engine[Any], before: Any, record: Record) -> tuple[str, str | None, str | None]:
+    """How the event was ruled, the rule behind it, and what the rules say of it now."""
+    event = record.event
+    match event:
+        case AnswerRejected(seat=seat, answer=answer, code=code, message=message):
+            value = _literal(answer)
+            if value is _NOT_A_LITERAL:
+                return "rejected", code, f"{message} (the recorded answer is cut short: not re-judged)"
+            try:
+                engine.check(before, seat, engine.parse(before, seat, value))
+            except IllegalAction as error:
+                return "rejected", code, error.message
+            return "rejected", code, "the rules allow this answer: it should not have been rejected"
+        case PlayerRemoved(code=code, reason=reason):
+            return "removed", code, reason
+        case ActionsUndone(reason=reason):
+            return "undo", None, reason or None
+        case MatchStarted() | MatchEnded() | ChanceCommitted() | ChanceRevealed():
+            return "lifecycle", None, None
+    turn = engine.to_act(before)
+    if record.actor is not None:
+        try:
+            engine.check(before, record.actor, event)
+        except IllegalAction as error:
+            return "accepted", error.code, f"the rules forbid it: {error.message}"
+        return "accepted", None, "legal: the rules allow it here"
+    if turn is not None and turn.seat == CHANCE:
+        try:
+            engine.check_chance(before, event)
+        except IllegalAction as error:
+            return "chance", error.code, error.message
+        return "chance", None, "possible here"
+    return "referee", None, None
