@@ -13,6 +13,7 @@ import random
 import sys
 import time
 from collections.abc import Callable
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -28,7 +29,7 @@ from matchlog.engines import names as game_names
 from matchlog.engines import ordinal
 from matchlog.events import MatchlogError, StoreError, UsageError, json_schema
 from matchlog.referee import DEFAULT_TIMEOUT, MatchResult, builtin_names, play_series
-from matchlog.replay import export_seat_jsonl, fork, state_at, summary, timeline, undo
+from matchlog.replay import export_seat_jsonl, fork, state_at, statistics, timeline, undo
 from matchlog.replay.audit import audit, dispute
 from matchlog.store import Store, connect_read_only
 
@@ -43,10 +44,13 @@ from .output import (
     matches_table,
     print_audit,
     print_dispute,
+    print_statistics,
+    print_statistics_csv,
     short,
     short_spec,
     when,
 )
+from .plots import plot_statistics
 
 __all__ = ["app", "main"]
 
@@ -859,80 +863,58 @@ def audit_command(
         raise typer.Exit(1)
 
 
+class By(StrEnum):
+    player = "player"
+    seat = "seat"
+
+
 @app.command("stats")
 @reports_errors
 def stats(
     game: Annotated[str | None, typer.Argument(help="Only this game.")] = None,
+    by: Annotated[By, typer.Option(help="Win rates by player (name and strategy) or by seat.")] = By.player,
+    since: Annotated[
+        str | None, typer.Option(help="Only matches started at or after this date (YYYY-MM-DD[THH:MM], UTC).")
+    ] = None,
+    csv: Annotated[bool, typer.Option("--csv", help="Print every figure as CSV rows instead of tables.")] = False,
+    plot: Annotated[
+        Path | None, typer.Option(help="Also draw the figures into this .png or .svg file (needs matplotlib).")
+    ] = None,
     db: Db = DEFAULT_DB,
     json: Json = False,
 ) -> None:
-    """Matches, events, rejections and removals per game; wins (95% interval) and places per player."""
+    """Statistics across matches: win rates with 95% intervals, first-mover advantage, match length,
+    rejection and removal rates, dice fairness (chi-square, per player and overall), and each game's
+    own figures (guess accuracy, gammons and pips, fish per game and per penguin).
+
+    Example: matchlog stats backgammon --by seat --since 2026-01-01 --plot stats.png
+    """
     if game is not None:
         get_engine(game)
+    if json and csv:
+        raise UsageError("choose --json or --csv, not both", code="usage.arguments")
+    started = _date(since) if since is not None else None
     with open_log(db) as store:
-        result = summary(store, game)
+        result = statistics(store, game, by=by.value, since=started)
+    if plot is not None:
+        plot_statistics(result, plot)
     if json:
         emit_json(result)
-        return
-    games = Table(title="games", show_edge=False, box=None, header_style="bold", title_justify="left")
-    for column in (
-        "game",
-        "matches",
-        "finished",
-        "running",
-        "abandoned",
-        "events",
-        "events/match",
-        "rejected",
-        "removed",
-    ):
-        games.add_column(column, justify="left" if column == "game" else "right")
-    for g in result.games:
-        games.add_row(
-            g.game,
-            str(g.matches),
-            str(g.finished),
-            str(g.running),
-            str(g.abandoned),
-            str(g.events),
-            f"{g.mean_events:.1f}",
-            str(g.rejected),
-            str(g.removed),
-        )
-    players = Table(
-        title="players (finished matches)",
-        show_edge=False,
-        box=None,
-        header_style="bold",
-        title_justify="left",
-    )
-    for column in (
-        "game",
-        "player",
-        "strategy",
-        "matches",
-        "wins",
-        "win rate (95% CI)",
-        "mean place",
-        "removed",
-    ):
-        players.add_column(
-            column, justify="right" if column in ("matches", "wins", "mean place", "removed") else "left"
-        )
-    for p in result.players:
-        players.add_row(
-            p.game,
-            p.name,
-            short_spec(p.player),
-            str(p.matches),
-            str(p.wins),
-            f"{p.win_rate:.0%} ({p.win_low:.0%}-{p.win_high:.0%})",
-            f"{p.mean_place:.2f}",
-            str(p.removed),
-        )
-    console.print(games)
-    console.out("")
-    console.print(players)
+    elif csv:
+        print_statistics_csv(result)
+    else:
+        print_statistics(result)
+        if plot is not None:
+            console.out(f"\nplotted to {plot}")
+
+
+def _date(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None)
+    except ValueError:
+        raise UsageError(
+            f"--since takes a date like 2026-11-21 or 2026-11-21T18:30, not {text!r}", code="usage.since"
+        ) from None
 
 
 @app.command("sql")
@@ -1151,33 +1133,50 @@ def import_command(
 @app.command("demo")
 @reports_errors
 def demo(
-    games: Annotated[int, typer.Option(min=1, help="Porrinha matches to play.")] = 5,
-    seed: Annotated[int, typer.Option(help="Seed for the players.")] = 2026,
+    games: Annotated[int, typer.Option(min=1, help="Matches of each game to play.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed for chance and the players.")] = 2026,
     db: Db = DEFAULT_DB,
 ) -> None:
-    """Play a few Porrinha matches into the log, then show statistics, a replay excerpt and a verify verdict."""
+    """The main job: referee matches of every game into the log, then show statistics, a replay
+    excerpt, a Fish board, and the audit of everything recorded."""
     example = Path(referee_package.__file__).resolve().parent / "example_player.py"
-    specs = ["random", "reasoner", "cautious=" + f"{example}:CautiousPlayer", "random", "reasoner"]
-    console.rule("[bold]play[/]: 5 players, one of them a user class from a file")
-    _play(
-        "porrinha",
-        specs,
-        options={"chopsticks": 3, "policy": "lenient"},
-        games=games,
-        seed=seed,
-        timeout=DEFAULT_TIMEOUT,
-        quiet=False,
-        db=db,
-        json=False,
-    )
+    tables = [
+        (
+            "Porrinha: 5 players, one a user class from a file",
+            "porrinha",
+            ["random", "reasoner", "cautious=" + f"{example}:CautiousPlayer", "random", "reasoner"],
+            {"chopsticks": 3, "policy": "lenient"},
+        ),
+        ("backgammon: the heuristic player against random", "backgammon", ["heuristic", "random"], {}),
+        (
+            "Da Vinci Code: the seed's AI against random, with jokers",
+            "davinci",
+            ["seed-ai", "random", "seed-ai"],
+            {"jokers": True},
+        ),
+        (
+            "Fish: house players on a random board with holes",
+            "fish",
+            ["maximin:2", "maximin:1", "random"],
+            {"rows": 5, "columns": 5, "random_board": True, "holes": 3, "one_fish": 2},
+        ),
+    ]
+    for title, game, specs, options in tables:
+        console.rule(f"[bold]play[/] {title}")
+        _play(
+            game, specs, options=options, games=games, seed=seed, timeout=DEFAULT_TIMEOUT, quiet=True, db=db, json=False
+        )
     console.rule("[bold]stats[/]")
-    stats(game="porrinha", db=db, json=False)
+    stats(db=db)
     with open_log(db) as store:
         last = store.matches(game="porrinha", status="finished", limit=1)[0]
-    console.rule(f"[bold]replay[/] of match {short(last.match_id)} (first 16 events)")
+        board = store.matches(game="fish", status="finished", limit=1)[0]
+    console.rule(f"[bold]replay[/] of Porrinha match {short(last.match_id)} (first 16 events)")
     replay(str(last.match_id), start=0, stop=15, as_seat=None, db=db, json=False)
-    console.rule("[bold]verify[/]")
-    verify(None, db=db, json=False)
+    console.rule(f"[bold]show[/] the end of Fish match {short(board.match_id)}")
+    show(str(board.match_id), db=db)
+    console.rule("[bold]audit[/] of every match: the chain, every answer, ruling and die re-judged")
+    audit_command(None, all_matches=True, db=db)
 
 
 def main() -> None:

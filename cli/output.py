@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import sys
 from typing import Any
 from uuid import UUID
@@ -199,3 +200,150 @@ def print_dispute(report: Any) -> None:
             console.out(f"  [{finding.rule}] {finding.message}")
     else:
         console.out("findings at this seq: none")
+
+
+def _table(title: str, columns: list[str], left: int = 1) -> Table:
+    table = Table(title=title, show_edge=False, box=None, header_style="bold", title_justify="left", pad_edge=False)
+    for index, column in enumerate(columns):
+        table.add_column(column, justify="left" if index < left else "right")
+    return table
+
+
+def _number(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def print_statistics(result: Any) -> None:
+    """The statistics as tables."""
+    if result.projected:
+        console.out(f"(projected the figures of {result.projected} match(es) first)\n")
+    games = _table(
+        "games",
+        [
+            "game",
+            "matches",
+            "finished",
+            "abandoned",
+            "running",
+            "events",
+            "turns (mean/median)",
+            "seconds (mean/median)",
+            "answers rejected",
+            "players removed",
+        ],
+    )
+    for g in result.games:
+        games.add_row(
+            g.game,
+            f"{g.matches:,}",
+            f"{g.finished:,}",
+            f"{g.abandoned:,}",
+            f"{g.running:,}",
+            f"{g.events:,}",
+            f"{_number(g.mean_turns)} / {_number(g.median_turns)}",
+            f"{_number(g.mean_seconds, 2)} / {_number(g.median_seconds, 2)}",
+            f"{g.rejected:,} ({g.rejection_rate:.1%})",
+            f"{g.removed:,} ({g.removal_rate:.1%})",
+        )
+    console.print(games)
+    _print_rates(f"win rates by {result.by} (finished matches)", result.rates, result.by)
+    if result.by == "player" and result.seats:
+        _print_rates("win rates by seat: first-mover advantage", result.seats, "seat")
+    if result.dice:
+        dice = _table(
+            "dice fairness (a small p says the faces are unlikely from fair dice)",
+            ["game", "who", "1", "2", "3", "4", "5", "6", "rolls", "chi-square", "p"],
+            left=2,
+        )
+        for d in result.dice:
+            dice.add_row(
+                d.game,
+                d.subject,
+                *(f"{c:,}" for c in d.counts),
+                f"{d.rolls:,}",
+                f"{d.chi_square:.2f}",
+                f"{d.p_value:.3f}",
+            )
+        console.out("")
+        console.print(dice)
+    if result.figures:
+        figures = _table(
+            "each game's own figures (finished matches)", ["game", "who", "figure", "value", "over"], left=3
+        )
+        for f in result.figures:
+            value = f"{f.value:.1%}" if "accuracy" in f.figure or "rate" in f.figure else f"{f.value:,.2f}"
+            figures.add_row(f.game, f.subject, f.figure, value, f"{f.count:,}")
+        console.out("")
+        console.print(figures)
+
+
+def _print_rates(title: str, rates: Any, by: str) -> None:
+    columns = ["game", by] + (["strategy"] if by == "player" else [])
+    table = _table(
+        title,
+        [*columns, "matches", "wins", "win rate (95% CI)", "mean place", "mean score", "removed"],
+        left=len(columns),
+    )
+    for r in rates:
+        who = [r.subject, short_spec(r.player)] if by == "player" else [r.subject]
+        table.add_row(
+            r.game,
+            *who,
+            f"{r.matches:,}",
+            f"{r.wins:,}",
+            f"{r.win_rate:.1%} ({r.win_low:.1%}-{r.win_high:.1%})",
+            f"{r.mean_place:.2f}",
+            f"{r.mean_score:.2f}",
+            f"{r.removed:,}",
+        )
+    console.out("")
+    console.print(table)
+
+
+def print_statistics_csv(result: Any) -> None:
+    """Every figure as a CSV row: section, game, subject, measure, value."""
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(["section", "game", "subject", "measure", "value"])
+    for g in result.games:
+        for measure in (
+            "matches",
+            "finished",
+            "abandoned",
+            "running",
+            "events",
+            "mean_turns",
+            "median_turns",
+            "mean_seconds",
+            "median_seconds",
+            "answers",
+            "rejected",
+            "rejection_rate",
+            "seats",
+            "removed",
+            "removal_rate",
+        ):
+            writer.writerow(["games", g.game, "", measure, getattr(g, measure)])
+    for section, rates in (
+        ("by_" + result.by, result.rates),
+        ("by_seat", result.seats if result.by == "player" else ()),
+    ):
+        for r in rates:
+            subject = f"{r.subject} ({r.player})" if r.player else r.subject
+            for measure in (
+                "matches",
+                "wins",
+                "win_rate",
+                "win_low",
+                "win_high",
+                "mean_place",
+                "mean_score",
+                "removed",
+            ):
+                writer.writerow([section, r.game, subject, measure, getattr(r, measure)])
+    for d in result.dice:
+        for face, count in enumerate(d.counts, start=1):
+            writer.writerow(["dice", d.game, d.subject, f"face_{face}", count])
+        for measure in ("rolls", "chi_square", "p_value"):
+            writer.writerow(["dice", d.game, d.subject, measure, getattr(d, measure)])
+    for f in result.figures:
+        writer.writerow(["figures", f.game, f.subject, f.figure, f.value])

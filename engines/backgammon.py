@@ -424,6 +424,22 @@ class Backgammon:
             return ()
         return _OPENINGS if turn.decision == "opening" else _ROLLS[state.side]
 
+    def tally(
+        self, before: BackgammonState, event: Event, after: BackgammonState
+    ) -> tuple[tuple[int | None, str, float], ...]:
+        match event:
+            case OpeningRolled(first=first, second=second):  # one die each
+                return ((None, "turns", 1.0), (0, f"die_{first}", 1.0), (1, f"die_{second}", 1.0))
+            case DiceRolled(seat=seat, dice=dice):
+                return ((None, "turns", 1.0), *((seat, f"die_{die}", 1.0) for die in dice))
+            case MatchEnded(outcome=outcome):
+                return (
+                    (None, "gammon", float(outcome.result in ("gammon", "backgammon"))),
+                    (None, "backgammon", float(outcome.result == "backgammon")),
+                    *((seat, "pips", float(pips(before, seat))) for seat in (0, 1)),
+                )
+        return ()
+
     def check_chance(self, state: BackgammonState, event: Event) -> None:
         among_outcomes(self, state, event)  # two dice 1..6 for the side to roll; an opening's differ
 

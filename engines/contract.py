@@ -116,6 +116,12 @@ class Engine(Protocol[State]):
         """The equally likely events chance may record now, where they can be listed (else empty)."""
         ...
 
+    def tally(self, before: State, event: Event, after: State) -> tuple[tuple[int | None, str, float], ...]:
+        """The game's own figures `event` adds, as (seat or None for the match, figure, amount):
+        see `engines.figures`. Every figure is a sum over the match; one known only at the end
+        (pips left, fish) is added by the MatchEnded event."""
+        ...
+
     def check_chance(self, state: State, event: Event) -> None:
         """Judge a recorded chance event: raises IllegalAction (Rule.IMPOSSIBLE_CHANCE) when chance
         could not have recorded `event` in `state` (a die of 7, a tile dealt twice, a board with

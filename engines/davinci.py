@@ -243,6 +243,16 @@ class DaVinci:
         seat = state.dealt % state.players if turn.decision == "deal" else state.turn
         return (TileDrawn(seat=seat, tile=state.pile[0]),)
 
+    def tally(
+        self, before: DavinciState, event: Event, after: DavinciState
+    ) -> tuple[tuple[int | None, str, float], ...]:
+        figures: list[tuple[int | None, str, float]] = []
+        if isinstance(event, TileGuessed) and after.last is not None:
+            figures += [(event.seat, "guesses", 1.0), (event.seat, "correct_guesses", float(after.last[4]))]
+        if after.turn != before.turn and after.turn >= 0:
+            figures.append((None, "turns", 1.0))
+        return tuple(figures)
+
     def check_chance(self, state: DavinciState, event: Event) -> None:
         turn = self.to_act(state)
         if isinstance(event, TilesShuffled) and turn is not None and turn.decision == "shuffle":

@@ -316,6 +316,21 @@ class Fish:
             return ()  # a random board has too many outcomes to list
         return (self.chance(state, random.Random(0)),)  # a uniform board is the only possible one
 
+    def tally(self, before: FishState, event: Event, after: FishState) -> tuple[tuple[int | None, str, float], ...]:
+        match event:
+            case PenguinMoved(seat=seat):
+                return ((None, "turns", 1.0), (seat, "moves", 1.0))
+            case MatchEnded():
+                return tuple(
+                    figure
+                    for seat in range(before.players)
+                    for figure in (
+                        (seat, "fish", float(before.scores[seat])),
+                        (seat, "penguins", float(before.penguins_each)),
+                    )
+                )
+        return ()
+
     def check_chance(self, state: FishState, event: Event) -> None:
         if self.to_act(state) != Turn(CHANCE, "board") or not isinstance(event, BoardGenerated):
             raise IllegalAction(Rule.IMPOSSIBLE_CHANCE, f"chance does not record {event.tag} here")

@@ -162,6 +162,11 @@ class Knockout:
     def chance_outcomes(self, state: KnockoutState) -> tuple[Event, ...]:
         return ()
 
+    def tally(
+        self, before: KnockoutState, event: Event, after: KnockoutState
+    ) -> tuple[tuple[int | None, str, float], ...]:
+        return ((None, "games", 1.0),) if isinstance(event, KnockoutGamePlayed) else ()
+
     def check_chance(self, state: KnockoutState, event: Event) -> None:
         """A game played must be the next table of the round, its winners and kicks among its players."""
         if not isinstance(event, KnockoutGamePlayed) or state.phase != "playing":

@@ -203,6 +203,18 @@ class Porrinha:
     def chance_outcomes(self, state: PorrinhaState) -> tuple[Event, ...]:
         return ()  # Porrinha has no chance
 
+    def tally(
+        self, before: PorrinhaState, event: Event, after: PorrinhaState
+    ) -> tuple[tuple[int | None, str, float], ...]:
+        if after.round == before.round:
+            return ()
+        # A round settled: every valid guess in it, and whether it named the total.
+        figures: list[tuple[int | None, str, float]] = [(None, "turns", 1.0)]
+        for seat, guess in enumerate(after.last_guesses):
+            if guess >= 0:
+                figures += [(seat, "guesses", 1.0), (seat, "correct_guesses", float(guess == after.last_total))]
+        return tuple(figures)
+
     def check_chance(self, state: PorrinhaState, event: Event) -> None:
         raise IllegalAction(Rule.IMPOSSIBLE_CHANCE, "Porrinha has no chance")
 

@@ -18,6 +18,7 @@ from uuid import UUID
 from matchlog.engines import CHANCE, Engine, Turn
 from matchlog.engines.chance import ALGORITHM, ChanceSource, commitment
 from matchlog.engines.contract import shown
+from matchlog.engines.figures import FIGURES_VERSION, Figure, Tally
 from matchlog.events import (
     ActionsUndone,
     AnswerRejected,
@@ -33,7 +34,7 @@ from matchlog.events import (
     draft,
     uuid7,
 )
-from matchlog.store import Appended, Store
+from matchlog.store import Appended, Figures, Store
 
 from .calls import Reply
 
@@ -56,6 +57,10 @@ class Recorder(Protocol):
         """Send everything taken so far, without waiting for it to be durable."""
         ...
 
+    def project(self, last_seq: int, figures: list[Figure]) -> None:
+        """Take the figures of the match, which ended at `last_seq` (after its last event)."""
+        ...
+
     def wait(self) -> None:
         """Return once everything sent is durable; raise the first failure."""
         ...
@@ -66,9 +71,13 @@ class MemoryRecorder:
 
     def __init__(self) -> None:
         self.drafts: list[Draft] = []
+        self.figures: list[Figure] = []
 
     def record(self, drafts: list[Draft]) -> None:
         self.drafts.extend(drafts)
+
+    def project(self, last_seq: int, figures: list[Figure]) -> None:
+        self.figures = figures
 
     def flush(self) -> None:
         pass
@@ -101,17 +110,24 @@ class StoreRecorder:
     def flush(self) -> None:
         self._send()
 
+    def project(self, last_seq: int, figures: list[Figure]) -> None:
+        rows = Figures(self.match_id, last_seq, FIGURES_VERSION, tuple(figures))
+        if self._buffer:
+            self._send(rows)  # they ride with the match's last events
+        else:
+            self._pending.append(self.store.put_figures([rows], wait=False))  # type: ignore[arg-type]
+
     def wait(self) -> None:
         self._send()
         self._settle(block=True)
 
-    def _send(self) -> None:
+    def _send(self, figures: Figures | None = None) -> None:
         self._settle(block=False)
         self._sent_at = time.monotonic()
         if not self._buffer:
             return
         batch, self._buffer = self._buffer, []
-        self._pending.append(self.store.append_async(self.match_id, batch, self.next_seq))
+        self._pending.append(self.store.append_async(self.match_id, batch, self.next_seq, figures=figures))
         self.next_seq += len(batch)
 
     def _settle(self, *, block: bool) -> None:
@@ -170,6 +186,8 @@ class Referee:
         self.seq = -1
         #: The committed random source chance draws from (None: chance is not provable here).
         self.chance = chance
+        #: The figures statistics need, counted as the match goes (`engines.figures`).
+        self.tally = Tally(engine)
         self._emit([started], apply=False)
         if chance is not None:
             self.record(ChanceCommitted(algorithm=ALGORITHM, commitment=commitment(chance.secret)))
@@ -191,6 +209,8 @@ class Referee:
             if isinstance(event, PlayerRemoved):
                 self.removed.add(event.seat)
             self.seq += 1
+            if apply:
+                self.tally.add(self.seq, before, event, self.state)
             if self.on_event is not None:
                 self.on_event(event, self.state)
         self.recorder.record([draft(event) for event in events])
@@ -251,6 +271,7 @@ class Referee:
         outcome = outcome if outcome is not None else self.engine.outcome(self.state)
         assert outcome is not None, "an engine with nobody to act must have an outcome"
         self.record(*self._reveal(), MatchEnded(outcome=outcome))
+        self.recorder.project(self.seq, self.tally.figures())
         self.recorder.flush()
         self.outcome = outcome
         return outcome
@@ -260,6 +281,7 @@ class Referee:
         players = len(self.started.seats)
         outcome = Outcome(places=(1,) * players, winners=(), result="abandoned", removed=tuple(sorted(self.removed)))
         self.record(*self._reveal(), MatchEnded(outcome=outcome, reason=reason))
+        self.recorder.project(self.seq, self.tally.figures())
         self.recorder.flush()
         self.outcome = outcome
         return outcome
@@ -271,4 +293,5 @@ class Referee:
     def take_back(self, undo: ActionsUndone, state: Any) -> None:
         """Record an undo and return to `state`, the state before the first event it takes back."""
         self._emit([undo], apply=False)
+        self.tally.take_back(undo.seqs)
         self.state = state

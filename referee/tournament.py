@@ -24,6 +24,7 @@ from uuid import UUID
 import msgspec
 
 from matchlog.engines import get as get_engine
+from matchlog.engines.figures import FIGURES_VERSION, Figure
 from matchlog.events import (
     Draft,
     MatchEnded,
@@ -36,7 +37,7 @@ from matchlog.events import (
     uuid7,
     uuid_from_int,
 )
-from matchlog.store import Finding, Store
+from matchlog.store import Figures, Finding, Store
 
 from .play import DEFAULT_TIMEOUT, RUNNERS, play_match
 from .players import make_player, seats_from_specs
@@ -130,6 +131,10 @@ class _QueueRecorder:
             self.sent += len(self.buffer)
             self.buffer = []
 
+    def project(self, last_seq: int, figures: list[Figure]) -> None:
+        self.flush()  # the figures follow the match's last events
+        self.results.put(("figures", self.number, self.match_id.bytes, last_seq, figures))
+
     def wait(self) -> None:
         self.flush()
 
@@ -204,6 +209,7 @@ class _Writer:
         self.places: dict[int, tuple[int, ...]] = {}
         self.failures: list[str] = []
         self.events = 0
+        self.figures: list[Figures] = []  # written once their matches' events are
 
     def take(self, message: tuple) -> bool:
         """Handle one worker message; True when it finished a match (played, or failed)."""
@@ -217,6 +223,8 @@ class _Writer:
             self.sent[match_id] = 0
         elif kind == "events":
             self.queue(match_id, _decode_events(message[4]))
+        elif kind == "figures":
+            self.figures.append(Figures(match_id, message[3], FIGURES_VERSION, tuple(map(tuple, message[4]))))
         elif kind == "end":
             self.running.pop(match_id, None)
             self.places[number] = tuple(message[3])
@@ -253,7 +261,9 @@ class _Writer:
                     merged[match_id] = (match_id, list(drafts), first)
             self.store.append_bulk_encoded(list(merged.values()))
             self.events += self.pending_events
-        self.pending, self.pending_events = [], 0
+        if self.figures:
+            self.store.put_figures(self.figures)
+        self.pending, self.pending_events, self.figures = [], 0, []
         self.flushed_at = time.monotonic()
 
 

@@ -3,34 +3,40 @@
 from .audit import AuditFinding, Dispute, MatchAudit, audit, audit_records, dispute
 from .branch import fork, undo, undoable
 from .fold import Step, Visitor, effective, engine_of, fold, timeline, undone_seqs
-from .stats import GameSummary, PlayerSummary, Summary, summary, wilson
+from .projections import figures_of, refresh
+from .stats import DiceFairness, GameFigure, GameStats, Rate, Statistics, chi_square_p, statistics, wilson
 from .travel import SNAPSHOT_EVERY, MatchState, load, state_at
 from .views import SeatLine, export_seat_jsonl, seat_lines
 
 __all__ = [
     "SNAPSHOT_EVERY",
     "AuditFinding",
+    "DiceFairness",
     "Dispute",
-    "GameSummary",
+    "GameFigure",
+    "GameStats",
     "MatchAudit",
     "MatchState",
-    "PlayerSummary",
+    "Rate",
     "SeatLine",
+    "Statistics",
     "Step",
-    "Summary",
     "Visitor",
     "audit",
     "audit_records",
+    "chi_square_p",
     "dispute",
     "effective",
     "engine_of",
     "export_seat_jsonl",
+    "figures_of",
     "fold",
     "fork",
     "load",
+    "refresh",
     "seat_lines",
     "state_at",
-    "summary",
+    "statistics",
     "timeline",
     "undo",
     "undoable",

@@ -21,7 +21,7 @@ A finding names the match, the seq, the rule and the evidence.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -47,7 +47,7 @@ from matchlog.events import (
 )
 from matchlog.store import Store
 
-from .fold import engine_of
+from .fold import by_match, engine_of
 
 __all__ = ["AuditFinding", "Dispute", "MatchAudit", "audit", "audit_records", "dispute"]
 
@@ -145,10 +145,12 @@ def audit_records(
         before = stack[-1][1]
         seq, event = record.seq, record.event
         found_before = len(report.findings)
-        if ended is not None:
+        if ended is not None and not isinstance(event, ActionsUndone):  # an arbiter may undo after the end
             walk.find(seq, "audit.after_end", f"{event.tag} was recorded after the match ended at seq {ended}")
         if isinstance(event, ActionsUndone):
             walk.counts["undos"] += 1
+            if ended in event.seqs:
+                ended = None  # the end is taken back: the match goes on
             effective = [s for s, _ in stack[1:]]
             if not event.seqs or list(event.seqs) != effective[-len(event.seqs) :]:
                 walk.find(
@@ -375,7 +377,7 @@ def audit(store: Store, match_ids: Sequence[UUID] | None = None, *, batch: int =
 def _read(store: Store, chunk: Sequence[UUID]) -> Iterator[list[Record] | MatchAudit]:
     """Each match's records; for a match with an event that does not decode, a report saying so."""
     try:
-        yield from list(_by_match(store.records(chunk)))
+        yield from list(by_match(store.records(chunk)))
         return
     except DecodeError:
         pass
@@ -388,17 +390,6 @@ def _read(store: Store, chunk: Sequence[UUID]) -> Iterator[list[Record] | MatchA
                 AuditFinding(match_id=str(match_id), seq=None, rule=error.code, message=error.message)
             )
             yield report
-
-
-def _by_match(records: Iterable[Record]) -> Iterator[list[Record]]:
-    current: list[Record] = []
-    for record in records:
-        if current and record.match_id != current[0].match_id:
-            yield current
-            current = []
-        current.append(record)
-    if current:
-        yield current
 
 
 def _check_knockout(store: Store, records: Sequence[Record], report: MatchAudit) -> None:

@@ -8,7 +8,7 @@ never change what the state was at N.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 import msgspec
@@ -17,7 +17,7 @@ from matchlog.engines import Engine
 from matchlog.engines import get as get_engine
 from matchlog.events import ActionsUndone, DecodeError, Event, MatchStarted, Record
 
-__all__ = ["Step", "Visitor", "effective", "engine_of", "fold", "timeline", "undone_seqs"]
+__all__ = ["Step", "Visitor", "by_match", "effective", "engine_of", "fold", "timeline", "undone_seqs"]
 
 
 class Visitor(Protocol):
@@ -40,6 +40,18 @@ def engine_of(records: Sequence[Record]) -> Engine[Any]:
     if not records or not isinstance(records[0].event, MatchStarted):
         raise DecodeError("a match's log must start with match.started")
     return get_engine(records[0].event.game)
+
+
+def by_match(records: Iterable[Record]) -> Iterator[list[Record]]:
+    """Records ordered by match and seq (as `Store.records` reads them), one match's list at a time."""
+    current: list[Record] = []
+    for record in records:
+        if current and record.match_id != current[0].match_id:
+            yield current
+            current = []
+        current.append(record)
+    if current:
+        yield current
 
 
 def undone_seqs(records: Sequence[Record]) -> set[int]:

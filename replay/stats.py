@@ -1,37 +1,55 @@
-"""Statistics across matches: SQL over the log's typed columns and the `seats` projection.
+"""Statistics across matches: SQL over the catalogue (`matches`), the `seats` projection and the
+`figures` projection (`engines.figures`), never over JSON payloads, so each question stays fast on
+millions of events.
 
-Each question is one query on real columns (game, type, seat, status), never JSON extraction, so
-it stays fast on millions of events.
+The questions: win rates with 95% Wilson intervals by player or by seat (first-mover advantage),
+match length in turns and seconds, rejection and removal rates, dice fairness (a chi-square test
+per face count, per player and overall), and each game's own figures (Porrinha and Da Vinci Code
+guess accuracy, backgammon gammons and pips, Fish points per game and per penguin).
 """
 
 from __future__ import annotations
 
 import math
+from datetime import datetime
+from typing import Any
 
 import msgspec
 
 from matchlog.store import Store
 
-__all__ = ["GameSummary", "PlayerSummary", "Summary", "summary", "wilson"]
+from .projections import refresh
+
+__all__ = [
+    "DiceFairness",
+    "GameFigure",
+    "GameStats",
+    "Rate",
+    "Statistics",
+    "chi_square_p",
+    "statistics",
+    "wilson",
+]
 
 
-class PlayerSummary(msgspec.Struct, frozen=True):
-    """One player (seat name and strategy) over the finished matches it played."""
+class Rate(msgspec.Struct, frozen=True):
+    """Wins over finished matches for one player (name and strategy) or one seat of one game."""
 
     game: str
-    name: str
-    player: str
+    subject: str  # the player's name, or "seat N"
+    player: str  # the strategy (or "" for a seat)
     matches: int
     wins: int
     win_rate: float
-    win_low: float  # 95% Wilson interval of the win rate
+    win_low: float  # 95% Wilson interval
     win_high: float
     mean_place: float
+    mean_score: float
     removed: int
 
 
-class GameSummary(msgspec.Struct, frozen=True):
-    """One game's matches and events."""
+class GameStats(msgspec.Struct, frozen=True):
+    """One game's matches: how many, how long, how often answers were rejected and players removed."""
 
     game: str
     matches: int
@@ -39,14 +57,48 @@ class GameSummary(msgspec.Struct, frozen=True):
     running: int
     abandoned: int
     events: int
-    mean_events: float
+    mean_turns: float | None
+    median_turns: float | None
+    mean_seconds: float | None
+    median_seconds: float | None
+    answers: int
     rejected: int
+    rejection_rate: float
+    seats: int
     removed: int
+    removal_rate: float
 
 
-class Summary(msgspec.Struct, frozen=True):
-    games: tuple[GameSummary, ...]
-    players: tuple[PlayerSummary, ...]
+class DiceFairness(msgspec.Struct, frozen=True):
+    """Die faces seen by one player (or "all"), and how likely counts this uneven are from fair dice."""
+
+    game: str
+    subject: str
+    counts: tuple[int, ...]  # faces 1..6
+    rolls: int
+    chi_square: float
+    p_value: float  # under fair dice; small means suspicious
+
+
+class GameFigure(msgspec.Struct, frozen=True):
+    """One of a game's own figures, for one player (or "all")."""
+
+    game: str
+    subject: str
+    figure: str
+    value: float
+    count: int  # matches (or guesses) it is over
+
+
+class Statistics(msgspec.Struct, frozen=True):
+    by: str  # player | seat
+    since: str | None
+    projected: int  # matches whose figures had to be projected first
+    games: tuple[GameStats, ...]
+    rates: tuple[Rate, ...]
+    seats: tuple[Rate, ...]
+    dice: tuple[DiceFairness, ...]
+    figures: tuple[GameFigure, ...]
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -60,45 +112,230 @@ def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, (centre - spread) / denominator), min(1.0, (centre + spread) / denominator))
 
 
-def summary(store: Store, game: str | None = None) -> Summary:
-    """Matches, events, rejections and removals per game; wins and places per player."""
-    where = "WHERE game = ?" if game else ""
-    params = [game] if game else []
-    games = []
-    for row in store.query(
-        f"""
-        WITH m AS (SELECT game, count(*) AS matches,
-                          count(*) FILTER (WHERE status = 'finished') AS finished,
-                          count(*) FILTER (WHERE status = 'running') AS running,
-                          count(*) FILTER (WHERE status = 'abandoned') AS abandoned,
-                          sum(last_seq + 1) AS events
-                   FROM matches {where} GROUP BY game),
-             e AS (SELECT game,
-                          count(*) FILTER (WHERE type = 'match.answer_rejected') AS rejected,
-                          count(*) FILTER (WHERE type = 'match.player_removed') AS removed
-                   FROM events WHERE type IN ('match.answer_rejected', 'match.player_removed')
-                   {"AND game = ?" if game else ""} GROUP BY game)
-        SELECT m.game, matches, finished, running, abandoned, events, events / matches,
-               coalesce(rejected, 0), coalesce(removed, 0)
-        FROM m LEFT JOIN e USING (game) ORDER BY m.game
-        """,
-        params * 2,
-    ):
-        games.append(GameSummary(*row[:6], float(row[6]), *row[7:]))
-    players = []
-    for row in store.query(
-        f"""
-        SELECT m.game, s.name, s.player, count(*), count(*) FILTER (WHERE s.winner), avg(s.place),
-               count(*) FILTER (WHERE s.removed)
-        FROM seats s JOIN matches m USING (match_id)
-        WHERE m.status = 'finished' {"AND m.game = ?" if game else ""}
-        GROUP BY ALL ORDER BY m.game, count(*) FILTER (WHERE s.winner) DESC, s.name
+def chi_square_p(x: float, df: int) -> float:
+    """P(X >= x) for X chi-square with `df` degrees of freedom: the regularised upper incomplete
+    gamma Q(df/2, x/2), by its series below a + 1 and its continued fraction above (Numerical Recipes)."""
+    if x <= 0:
+        return 1.0
+    a, y = df / 2, x / 2
+    log_front = -y + a * math.log(y) - math.lgamma(a)
+    if y < a + 1:
+        term = total = 1 / a
+        n = a
+        for _ in range(1000):
+            n += 1
+            term *= y / n
+            total += term
+            if abs(term) < abs(total) * 1e-15:
+                break
+        return max(0.0, 1 - total * math.exp(log_front))
+    tiny = 1e-300
+    b = y + 1 - a
+    c = 1 / tiny
+    d = 1 / b
+    h = d
+    for i in range(1, 1000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1 / d
+        step = d * c
+        h *= step
+        if abs(step - 1) < 1e-15:
+            break
+    return min(1.0, math.exp(log_front) * h)
+
+
+def statistics(
+    store: Store, game: str | None = None, *, by: str = "player", since: datetime | None = None
+) -> Statistics:
+    """Every question above for one game (or all), over matches started `since` (or all).
+
+    Matches whose figures are missing or stale are projected first (see `projections`).
+
+    Raises:
+        ValueError: `by` is not "player" or "seat".
+    """
+    if by not in ("player", "seat"):
+        raise ValueError(f"by player or seat, not {by!r}")
+    projected = refresh(store) if store.writable else 0
+    where = "WHERE (? IS NULL OR game = ?) AND (? IS NULL OR created_at >= ?)"
+    params = [game, game, since, since]
+    base = f"WITH m AS (SELECT * FROM matches {where})"
+    return Statistics(
+        by=by,
+        since=since.isoformat() if since else None,
+        projected=projected,
+        games=tuple(_games(store, base, params)),
+        rates=tuple(_rates(store, base, params, by)),
+        seats=tuple(_rates(store, base, params, "seat")),
+        dice=tuple(_dice(store, base, params)),
+        figures=tuple(_figures(store, base, params)),
+    )
+
+
+def _games(store: Store, base: str, params: list[Any]) -> list[GameStats]:
+    rows = store.query(
+        f"""{base},
+        turns AS (SELECT f.match_id, f.value FROM figures f JOIN m USING (match_id)
+                  WHERE f.seat IS NULL AND f.figure = 'turns' AND m.status = 'finished'),
+        answered AS (SELECT m.game,
+                            sum(f.value) FILTER (WHERE f.figure = 'answers') AS answers,
+                            sum(f.value) FILTER (WHERE f.figure = 'rejected') AS rejected
+                     FROM figures f JOIN m USING (match_id)
+                     WHERE f.seat IS NOT NULL AND f.figure IN ('answers', 'rejected') GROUP BY m.game),
+        took AS (SELECT m.game, avg(t.value) AS mean_turns, median(t.value) AS median_turns
+                 FROM turns t JOIN m USING (match_id) GROUP BY m.game),
+        lasted AS (SELECT game, avg(epoch(ended_at) - epoch(created_at)) AS mean_seconds,
+                          median(epoch(ended_at) - epoch(created_at)) AS median_seconds
+                   FROM m WHERE status = 'finished' GROUP BY game),
+        seated AS (SELECT m.game, count(*) AS seats, count(*) FILTER (WHERE s.removed) AS removed
+                   FROM seats s JOIN m USING (match_id) WHERE m.status <> 'running' GROUP BY m.game)
+        SELECT m.game, count(*), count(*) FILTER (WHERE status = 'finished'),
+               count(*) FILTER (WHERE status = 'running'), count(*) FILTER (WHERE status = 'abandoned'),
+               sum(last_seq + 1), any_value(took.mean_turns), any_value(took.median_turns),
+               any_value(lasted.mean_seconds), any_value(lasted.median_seconds),
+               coalesce(any_value(answered.answers), 0), coalesce(any_value(answered.rejected), 0),
+               coalesce(any_value(seated.seats), 0), coalesce(any_value(seated.removed), 0)
+        FROM m LEFT JOIN took USING (game) LEFT JOIN lasted USING (game) LEFT JOIN answered USING (game)
+               LEFT JOIN seated USING (game)
+        GROUP BY m.game ORDER BY m.game
         """,
         params,
-    ):
-        game_name, name, player, matches, wins, mean_place, removed = row
-        low, high = wilson(wins, matches)
-        players.append(
-            PlayerSummary(game_name, name, player, matches, wins, wins / matches, low, high, float(mean_place), removed)
+    )
+    games = []
+    for row in rows:
+        name, matches, finished, running, abandoned, events = row[:6]
+        mean_turns, median_turns, mean_seconds, median_seconds = (None if v is None else float(v) for v in row[6:10])
+        answers, rejected, seats, removed = (int(v) for v in row[10:14])
+        games.append(
+            GameStats(
+                game=name,
+                matches=matches,
+                finished=finished,
+                running=running,
+                abandoned=abandoned,
+                events=int(events or 0),
+                mean_turns=mean_turns,
+                median_turns=median_turns,
+                mean_seconds=mean_seconds,
+                median_seconds=median_seconds,
+                answers=answers,
+                rejected=rejected,
+                rejection_rate=rejected / (answers + rejected) if answers + rejected else 0.0,
+                seats=seats,
+                removed=removed,
+                removal_rate=removed / seats if seats else 0.0,
+            )
         )
-    return Summary(tuple(games), tuple(players))
+    return games
+
+
+def _rates(store: Store, base: str, params: list[Any], by: str) -> list[Rate]:
+    subject, player = ("s.name", "s.player") if by == "player" else ("'seat ' || s.seat", "''")
+    rows = store.query(
+        f"""{base}
+        SELECT m.game, {subject} AS subject, {player} AS player, count(*), count(*) FILTER (WHERE s.winner),
+               avg(s.place), avg(coalesce(s.score, 0)), count(*) FILTER (WHERE s.removed)
+        FROM seats s JOIN m USING (match_id)
+        WHERE m.status = 'finished' AND m.game <> 'knockout'
+        GROUP BY ALL
+        ORDER BY m.game, {"count(*) FILTER (WHERE s.winner) DESC, subject" if by == "player" else "min(s.seat)"}
+        """,
+        params,
+    )
+    rates = []
+    for game, who, strategy, matches, wins, mean_place, mean_score, removed in rows:
+        low, high = wilson(wins, matches)
+        rates.append(
+            Rate(
+                game,
+                who,
+                strategy,
+                matches,
+                wins,
+                wins / matches,
+                low,
+                high,
+                float(mean_place),
+                float(mean_score),
+                removed,
+            )
+        )
+    return rates
+
+
+def _dice(store: Store, base: str, params: list[Any]) -> list[DiceFairness]:
+    rows = store.query(
+        f"""{base},
+        faces AS (SELECT m.game, s.name, f.figure, sum(f.value) AS n
+                  FROM figures f JOIN m USING (match_id) JOIN seats s ON s.match_id = f.match_id AND s.seat = f.seat
+                  WHERE starts_with(f.figure, 'die_') GROUP BY ALL)
+        SELECT game, name, figure, n FROM faces
+        UNION ALL
+        SELECT game, NULL, figure, sum(n) FROM faces GROUP BY game, figure
+        ORDER BY 1, 2 NULLS FIRST, 3
+        """,
+        params,
+    )
+    counts: dict[tuple[str, str], list[int]] = {}
+    for game, name, figure, n in rows:
+        faces = counts.setdefault((game, name if name is not None else "all"), [0] * 6)
+        face = int(figure.removeprefix("die_"))
+        if 1 <= face <= 6:
+            faces[face - 1] += int(n)
+    fairness = []
+    for (game, subject), faces in counts.items():
+        rolls = sum(faces)
+        expected = rolls / 6
+        chi2 = sum((c - expected) ** 2 / expected for c in faces) if rolls else 0.0
+        fairness.append(DiceFairness(game, subject, tuple(faces), rolls, chi2, chi_square_p(chi2, 5) if rolls else 1.0))
+    return fairness
+
+
+#: Each game's own figures: (label, numerator, denominator): the value is sum(numerator) /
+#: sum(denominator), or without a denominator the numerator's mean per match (per seat and match
+#: for a seat's figure).
+GAME_FIGURES: dict[str, tuple[tuple[str, str, str | None], ...]] = {
+    "porrinha": (("guess accuracy", "correct_guesses", "guesses"),),
+    "davinci": (("guess accuracy", "correct_guesses", "guesses"),),
+    "backgammon": (
+        ("gammon rate", "gammon", None),
+        ("backgammon rate", "backgammon", None),
+        ("pips left per game", "pips", None),
+    ),
+    "fish": (
+        ("fish per game", "fish", None),
+        ("fish per penguin", "fish", "penguins"),
+    ),
+}
+
+
+def _figures(store: Store, base: str, params: list[Any]) -> list[GameFigure]:
+    rows = store.query(
+        f"""{base}
+        SELECT m.game, CASE WHEN grouping(s.name) = 1 OR s.name IS NULL THEN 'all' ELSE s.name END,
+               f.figure, sum(f.value), count(*)
+        FROM figures f JOIN m USING (match_id)
+             LEFT JOIN seats s ON s.match_id = f.match_id AND s.seat = f.seat
+        WHERE m.status = 'finished' AND NOT starts_with(f.figure, 'die_')
+        GROUP BY GROUPING SETS ((m.game, s.name, f.figure), (m.game, f.figure))
+        """,
+        params,
+    )
+    # Per player, and for "all" (match-level figures, and every seat's summed): (total, rows summed).
+    sums = {(game, subject, figure): (float(total), int(count)) for game, subject, figure, total, count in rows}
+    found = []
+    for game, subject in sorted({(g, s) for g, s, _ in sums}, key=lambda k: (k[0], k[1] != "all", k[1])):
+        for label, numerator, denominator in GAME_FIGURES.get(game, ()):
+            top = sums.get((game, subject, numerator))
+            if top is None:
+                continue
+            if denominator is None:
+                found.append(GameFigure(game, subject, label, top[0] / top[1], top[1]))
+            elif (bottom := sums.get((game, subject, denominator))) is not None and bottom[0]:
+                found.append(GameFigure(game, subject, label, top[0] / bottom[0], int(bottom[0])))
+    return found

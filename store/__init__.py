@@ -1,13 +1,14 @@
 """The DuckDB log: append with optimistic concurrency, idempotency and a hash chain; read, verify,
 snapshot, export and import. It imports nothing of matchlog but `matchlog.events`."""
 
-from .catalogue import Appended, Finding, MatchInfo, SeatRow
+from .catalogue import Appended, Figures, Finding, MatchInfo, SeatRow
 from .chain import GENESIS, chain_hash
 from .log import Store, connect_read_only
 
 __all__ = [
     "GENESIS",
     "Appended",
+    "Figures",
     "Finding",
     "MatchInfo",
     "SeatRow",

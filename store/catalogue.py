@@ -13,7 +13,7 @@ import msgspec
 
 from matchlog.events import ActionsUndone, Event, MatchEnded, MatchStarted, Outcome
 
-__all__ = ["Appended", "Finding", "MatchInfo", "SeatRow"]
+__all__ = ["Appended", "Figures", "Finding", "MatchInfo", "SeatRow"]
 
 _EPOCH = datetime(1970, 1, 1)
 
@@ -35,6 +35,15 @@ class Finding(msgspec.Struct, frozen=True):
     seq: int | None
     code: str
     message: str
+
+
+class Figures(msgspec.Struct, frozen=True):
+    """The figures of one ended match, as of its event `last_seq`, under figures `version`."""
+
+    match_id: UUID
+    last_seq: int
+    version: int
+    rows: tuple[tuple[int | None, str, float], ...]
 
 
 class SeatRow(msgspec.Struct, frozen=True):

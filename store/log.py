@@ -33,10 +33,10 @@ from matchlog.events import (
     uuid_from_int,
 )
 
-from .catalogue import Appended, Finding, MatchInfo
+from .catalogue import Appended, Figures, Finding, MatchInfo
 from .chain import SQL_EXPECTED_HASH
 from .schema import DDL, MATCH_COLUMNS, SCHEMA_VERSION
-from .writer import Item, Request, Writer, item
+from .writer import Item, Request, Writer, item, replace_figures
 
 __all__ = ["Store", "connect_read_only", "select_matches"]
 
@@ -280,9 +280,18 @@ class Store:
         """
         return self.append_async(match_id, events, expected_seq).result()
 
-    def append_async(self, match_id: UUID, events: Sequence[Event | Draft], expected_seq: int) -> Future[Appended]:
-        """Like `append`, but returns a future at once; it resolves when the group is committed."""
-        return self._write().submit_append(Request(match_id, tuple(item(e) for e in events), expected_seq))
+    def append_async(
+        self,
+        match_id: UUID,
+        events: Sequence[Event | Draft],
+        expected_seq: int,
+        *,
+        figures: Figures | None = None,
+    ) -> Future[Appended]:
+        """Like `append`, but returns a future at once; it resolves when the group is committed.
+
+        `figures`, for events that end the match, are written after them, with the catalogue."""
+        return self._write().submit_append(Request(match_id, tuple(item(e) for e in events), expected_seq, figures))
 
     def append_bulk(self, batches: Iterable[tuple[UUID, Sequence[Event | Draft], int]]) -> list[Appended]:
         """Append many matches' events in one transaction: all of them or, on any error, none.
@@ -516,6 +525,26 @@ class Store:
             .fetchall()
         )
         return (rows[0][0], bytes(rows[0][1])) if rows else None
+
+    @property
+    def writable(self) -> bool:
+        """Whether this store can write (it was not opened read-only)."""
+        return self._writer is not None
+
+    def put_figures(self, sets: Sequence[Figures], *, wait: bool = True) -> Future[None] | None:
+        """Record ended matches' figures (replacing what they had), in one transaction queued after
+        every append made so far. Without `wait`, returns the future of that transaction.
+
+        Raises:
+            StoreError: the log is read-only or closed, or the write failed.
+        """
+        if self._writer is None:
+            raise StoreError("the log is open read-only", code="store.read_only")
+        future = self._writer.submit_call(lambda con: replace_figures(con, list(sets)))
+        if not wait:
+            return future
+        future.result()
+        return None
 
     def put_snapshot(self, match_id: UUID, seq: int, engine: str, state: bytes) -> None:
         """Cache a folded state (a read-only log silently keeps no cache)."""

@@ -9,6 +9,7 @@ __all__ = [
     "DDL",
     "EVENT_COLUMNS",
     "EVENT_ROWS",
+    "FIGURE_ROWS",
     "MATCH_COLUMNS",
     "MATCH_ROWS",
     "SCHEMA_VERSION",
@@ -65,6 +66,16 @@ SEAT_ROWS = pa.schema(
         ("score", pa.float64()),
         ("winner", pa.bool_()),
         ("removed", pa.bool_()),
+    ]
+)
+
+
+FIGURE_ROWS = pa.schema(
+    [
+        ("match_id", pa.string()),
+        ("seat", pa.int16()),
+        ("figure", pa.string()),
+        ("value", pa.float64()),
     ]
 )
 
@@ -130,6 +141,49 @@ CREATE TABLE IF NOT EXISTS seats (
     removed  BOOLEAN,
     PRIMARY KEY (match_id, seat)
 );
+
+-- Projection: the figures statistics need from each ended match (see engines/figures.py), one
+-- row per match (seat NULL) or seat and figure; `projected` says which matches, at which head,
+-- under which version of the figures. Rebuilt from the log whenever they are missing or stale.
+CREATE TABLE IF NOT EXISTS figures (
+    match_id UUID     NOT NULL,
+    seat     SMALLINT,
+    figure   VARCHAR  NOT NULL,
+    value    DOUBLE   NOT NULL
+);
+CREATE TABLE IF NOT EXISTS projected (
+    match_id UUID    PRIMARY KEY,
+    last_seq BIGINT  NOT NULL,
+    version  INTEGER NOT NULL
+);
+
+-- Views for SQL users (`matchlog sql`), documented in the README.
+CREATE OR REPLACE VIEW match_results AS
+SELECT m.match_id, m.game, m.status, m.created_at, m.ended_at,
+       epoch(m.ended_at) - epoch(m.created_at) AS seconds, m.last_seq + 1 AS events, t.turns,
+       m.result ->> '$.result' AS result, m.players, m.strategies, m.winners, m.series_id
+FROM matches m
+LEFT JOIN (SELECT match_id, sum(value) AS turns FROM figures WHERE seat IS NULL AND figure = 'turns'
+           GROUP BY match_id) t USING (match_id);
+
+CREATE OR REPLACE VIEW seat_results AS
+SELECT s.match_id, m.game, m.status, m.created_at, s.seat, s.name, s.player, s.place, s.score, s.winner,
+       s.removed, f.answers, f.rejected
+FROM seats s JOIN matches m USING (match_id)
+LEFT JOIN (SELECT match_id, seat, sum(value) FILTER (WHERE figure = 'answers') AS answers,
+                  sum(value) FILTER (WHERE figure = 'rejected') AS rejected
+           FROM figures WHERE seat IS NOT NULL GROUP BY ALL) f USING (match_id, seat);
+
+CREATE OR REPLACE VIEW dice_faces AS
+SELECT f.match_id, f.seat, s.name, s.player, CAST(substr(f.figure, 5) AS INTEGER) AS face, f.value::BIGINT AS count
+FROM figures f JOIN seats s USING (match_id, seat)
+WHERE starts_with(f.figure, 'die_');
+
+CREATE OR REPLACE VIEW rulings AS
+SELECT match_id, seq, recorded_at, game, type, seat, payload ->> '$.code' AS code,
+       payload ->> '$.decision' AS decision, payload ->> '$.answer' AS answer,
+       coalesce(payload ->> '$.message', payload ->> '$.reason') AS message
+FROM events WHERE type IN ('match.answer_rejected', 'match.player_removed');
 
 -- A cache of folded states; dropping it loses nothing.
 CREATE TABLE IF NOT EXISTS snapshots (

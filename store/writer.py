@@ -48,9 +48,9 @@ from matchlog.events import (
     uuid7,
 )
 
-from .catalogue import Appended, MatchInfo, SeatRow
+from .catalogue import Appended, Figures, MatchInfo, SeatRow
 from .chain import GENESIS, chain_hash
-from .schema import EVENT_ROWS, MATCH_ROWS, SEAT_ROWS
+from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS
 
 __all__ = ["GROUP_EVENTS", "Item", "Request", "Writer", "item"]
 
@@ -102,6 +102,7 @@ class Request(msgspec.Struct, frozen=True):
     match_id: UUID
     items: tuple[Item, ...]
     expected_seq: int
+    figures: Figures | None = None  # the match's figures, once these items end it
 
 
 @dataclass
@@ -133,6 +134,7 @@ class _Group:
     touched: dict[UUID, _Pending] = field(default_factory=dict)
     created: set[UUID] = field(default_factory=set)  # matches whose first events are in this group
     seats: dict[tuple[UUID, int], SeatRow] = field(default_factory=dict)
+    figures: list[Figures] = field(default_factory=list)
 
 
 _STOP = object()
@@ -150,6 +152,7 @@ class Writer:
         # Catalogue rows committed in the events but not yet written to their tables.
         self._dirty: dict[UUID, MatchInfo] = {}
         self._dirty_seats: dict[tuple[UUID, int], SeatRow] = {}
+        self._dirty_figures: list[Figures] = []  # written with the catalogue, like it
         self._flushed_at = time.monotonic()
         self._last_group = 1
         self._closed = False
@@ -176,7 +179,7 @@ class Writer:
 
     def sync(self) -> None:
         """Return once the catalogue tables hold every committed change."""
-        if self._dirty or self._dirty_seats:
+        if self._dirty or self._dirty_seats or self._dirty_figures:
             self._submit(("sync", None)).result()
 
     def fresh(self, match_id: UUID) -> MatchInfo | None:
@@ -263,7 +266,7 @@ class Writer:
 
     def _next_job(self) -> Any:
         """The next job; None after IDLE_SECONDS without one while the catalogue lags."""
-        if not (self._dirty or self._dirty_seats):
+        if not (self._dirty or self._dirty_seats or self._dirty_figures):
             return self._queue.get()
         try:
             return self._queue.get(timeout=IDLE_SECONDS)
@@ -449,6 +452,8 @@ class Writer:
         pending.ids.update(new_ids)
         pending.info = info
         group.touched[match_id] = pending
+        if request.figures is not None:
+            group.figures.append(request.figures)
         return Appended(match_id, expected, seq, prev, len(rows))
 
     def _load(self, match_id: UUID) -> _Open:
@@ -510,6 +515,8 @@ class Writer:
                 _insert(con, "matches", [info.row() for info in created], MATCH_ROWS, upsert=False)  # type: ignore[union-attr]
             if new_seats:
                 _insert(con, "seats", [_seat_row(row) for row in new_seats], SEAT_ROWS, upsert=False)
+            if bulk:
+                replace_figures(con, group.figures)
             if bulk and changed:
                 # Bulk jobs are rare and all-or-nothing: their catalogue changes go in the same transaction.
                 _insert(con, "matches", [info.row() for info in changed.values()], MATCH_ROWS, upsert=True)  # type: ignore[union-attr]
@@ -522,6 +529,7 @@ class Writer:
         if not bulk:
             self._dirty.update(changed)  # type: ignore[arg-type]
             self._dirty_seats.update(other_seats)
+            self._dirty_figures.extend(group.figures)
         for match_id in group.created:
             self._newest = max(self._newest, match_id.int)
         for match_id, pending in group.touched.items():
@@ -538,17 +546,19 @@ class Writer:
 
     def _flush_catalogue(self) -> None:
         """Write the catalogue rows that only memory holds."""
-        if not self._dirty and not self._dirty_seats:
+        if not self._dirty and not self._dirty_seats and not self._dirty_figures:
             return
-        matches, seats = dict(self._dirty), dict(self._dirty_seats)
+        matches, seats, figures = dict(self._dirty), dict(self._dirty_seats), list(self._dirty_figures)
 
         def work() -> None:
             if matches:
                 _insert(self._con, "matches", [info.row() for info in matches.values()], MATCH_ROWS, upsert=True)
             if seats:
                 _insert(self._con, "seats", [_seat_row(row) for row in seats.values()], SEAT_ROWS, upsert=True)
+            replace_figures(self._con, figures)
 
         self._transaction(work)
+        del self._dirty_figures[: len(figures)]
         for match_id, info in matches.items():
             if self._dirty.get(match_id) is info:
                 del self._dirty[match_id]
@@ -644,6 +654,25 @@ _UPSERT_MATCHES = """
 _UPSERT_SEATS = """
     INSERT OR REPLACE INTO seats
     SELECT match_id::UUID, seat, name, player, place, score, winner, removed FROM {table}"""
+
+
+def replace_figures(con: duckdb.DuckDBPyConnection, sets: list[Figures]) -> None:
+    """Put each match's figures in place of any it had (inside the caller's transaction)."""
+    if not sets:
+        return
+    ids = [str(s.match_id) for s in sets]
+    con.execute("DELETE FROM figures WHERE match_id IN (SELECT unnest(?::UUID[]))", [ids])
+    rows = [(str(s.match_id), seat, figure, value) for s in sets for seat, figure, value in s.rows]
+    if rows:
+        _insert_rows(con, "figures", rows, FIGURE_ROWS, _INSERT_FIGURES)
+    con.execute(
+        "INSERT OR REPLACE INTO projected SELECT unnest(?::UUID[]), unnest(?::BIGINT[]), unnest(?::INTEGER[])",
+        [ids, [s.last_seq for s in sets], [s.version for s in sets]],
+    )
+
+
+_INSERT_FIGURES = """
+    INSERT INTO figures SELECT match_id::UUID, seat, figure, value FROM {table}"""
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:

@@ -270,7 +270,7 @@ def test_stats(db: str, played: list[str]):
     assert "porrinha" in out and "reasoner" in out
     summary = json.loads(invoke("stats", "porrinha", "--db", db, "--json")[0])
     assert summary["games"][0]["finished"] == 3
-    assert sum(p["wins"] for p in summary["players"]) == 3
+    assert sum(p["wins"] for p in summary["rates"]) == 3
     invoke("stats", "chess", "--db", db, code=2)
 
 
@@ -346,10 +346,10 @@ def test_the_default_log_comes_from_the_environment(tmp_path: Path, monkeypatch:
 
 def test_the_demo_runs_the_main_job(db: str):
     out, _ = invoke("demo", "--games", "2", "--db", db)
-    assert "2 matches recorded" in out
-    assert "players (finished matches)" in out
-    assert "match starts" in out
-    assert "every hash chain verifies" in out
+    assert out.count("2 matches recorded") == 4, "two matches of each game"
+    assert "win rates by player" in out and "dice fairness" in out and "guess accuracy" in out
+    assert "match starts" in out and "Fish · 5x5" in out
+    assert "audited 8 matches" in out and "no findings" in out
 
 
 def test_play_davinci_with_a_human_at_the_terminal_then_replay_as_that_seat(db: str):
