@@ -11,6 +11,7 @@ guess accuracy, backgammon gammons and pips, Fish points per game and per pengui
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +22,7 @@ from matchlog.store import Store
 from .projections import refresh
 
 __all__ = [
+    "QUESTIONS",
     "DiceFairness",
     "GameFigure",
     "GameStats",
@@ -162,9 +164,7 @@ def statistics(
     if by not in ("player", "seat"):
         raise ValueError(f"by player or seat, not {by!r}")
     projected = refresh(store) if store.writable else 0
-    where = "WHERE (? IS NULL OR game = ?) AND (? IS NULL OR created_at >= ?)"
-    params = [game, game, since, since]
-    base = f"WITH m AS (SELECT * FROM matches {where})"
+    base, params = _matches(game, since)
     return Statistics(
         by=by,
         since=since.isoformat() if since else None,
@@ -175,6 +175,24 @@ def statistics(
         dice=tuple(_dice(store, base, params)),
         figures=tuple(_figures(store, base, params)),
     )
+
+
+def _matches(game: str | None, since: datetime | None) -> tuple[str, list[Any]]:
+    """The CTE `m` of the matches a question is about, and its parameters."""
+    where = "WHERE (? IS NULL OR game = ?) AND (? IS NULL OR created_at >= ?)"
+    return f"WITH m AS (SELECT * FROM matches {where})", [game, game, since, since]
+
+
+#: Each question on its own (for the benchmark): (store, game, since) -> its answer.
+QUESTIONS: dict[str, Callable[[Store, str | None, datetime | None], list[Any]]] = {
+    "games: matches, length, rejections, removals": lambda store, game, since: _games(store, *_matches(game, since)),
+    "win rates by player": lambda store, game, since: _rates(store, *_matches(game, since), "player"),
+    "win rates by seat (first-mover advantage)": lambda store, game, since: _rates(
+        store, *_matches(game, since), "seat"
+    ),
+    "dice fairness": lambda store, game, since: _dice(store, *_matches(game, since)),
+    "each game's own figures": lambda store, game, since: _figures(store, *_matches(game, since)),
+}
 
 
 def _games(store: Store, base: str, params: list[Any]) -> list[GameStats]:
@@ -315,16 +333,18 @@ GAME_FIGURES: dict[str, tuple[tuple[str, str, str | None], ...]] = {
 
 
 def _figures(store: Store, base: str, params: list[Any]) -> list[GameFigure]:
+    wanted = sorted({name for figures in GAME_FIGURES.values() for _, *names in figures for name in names if name})
     rows = store.query(
-        f"""{base}
-        SELECT m.game, CASE WHEN grouping(s.name) = 1 OR s.name IS NULL THEN 'all' ELSE s.name END,
+        f"""{base},
+        f AS (SELECT f.match_id, f.seat, f.figure, f.value, m.game
+              FROM figures f JOIN m USING (match_id)
+              WHERE m.status = 'finished' AND f.figure IN ({", ".join("?" for _ in wanted)}))
+        SELECT f.game, CASE WHEN grouping(s.name) = 1 OR s.name IS NULL THEN 'all' ELSE s.name END,
                f.figure, sum(f.value), count(*)
-        FROM figures f JOIN m USING (match_id)
-             LEFT JOIN seats s ON s.match_id = f.match_id AND s.seat = f.seat
-        WHERE m.status = 'finished' AND NOT starts_with(f.figure, 'die_')
-        GROUP BY GROUPING SETS ((m.game, s.name, f.figure), (m.game, f.figure))
+        FROM f LEFT JOIN seats s ON s.match_id = f.match_id AND s.seat = f.seat
+        GROUP BY GROUPING SETS ((f.game, s.name, f.figure), (f.game, f.figure))
         """,
-        params,
+        [*params, *wanted],
     )
     # Per player, and for "all" (match-level figures, and every seat's summed): (total, rows summed).
     sums = {(game, subject, figure): (float(total), int(count)) for game, subject, figure, total, count in rows}
