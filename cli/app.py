@@ -29,7 +29,7 @@ from matchlog.engines import names as game_names
 from matchlog.engines import ordinal
 from matchlog.events import MatchlogError, StoreError, UsageError, json_schema
 from matchlog.referee import DEFAULT_TIMEOUT, MatchResult, builtin_names, play_series
-from matchlog.replay import export_seat_jsonl, fork, state_at, statistics, timeline, undo
+from matchlog.replay import abandon, export_seat_jsonl, fork, state_at, statistics, timeline, undo
 from matchlog.replay.audit import audit, dispute
 from matchlog.store import Store, connect_read_only
 
@@ -1034,6 +1034,31 @@ def undo_command(
         emit_json({"match_id": str(appended.match_id), "seq": appended.first_seq, "undone": seqs})
     else:
         console.out(f"seq {appended.first_seq}: took back seq {', '.join(map(str, seqs))}")
+
+
+@app.command("abandon")
+@reports_errors
+def abandon_command(
+    match: Annotated[str | None, typer.Argument(help="One unfinished match (an id or a unique prefix).")] = None,
+    all_running: Annotated[bool, typer.Option("--all-running", help="Every match still running.")] = False,
+    reason: Annotated[str, typer.Option(help="Why, for the record.")] = "its referee stopped before the end",
+    db: Db = DEFAULT_DB,
+    json: Json = False,
+) -> None:
+    """End unfinished matches (their referee crashed or was killed) as abandoned, with a reason.
+
+    Only do this when no referee is still recording them: it appends match.ended for each.
+    Example: matchlog abandon --all-running --reason "the server lost power"
+    """
+    if (match is None) == (not all_running):
+        raise UsageError("give one MATCH or --all-running", code="usage.arguments")
+    with open_log(db) as store:
+        ids = [m.match_id for m in store.matches(status="running", limit=None)] if all_running else [match]
+        ended = [abandon(store, match_id, reason=reason).match_id for match_id in ids]  # type: ignore[arg-type]
+    if json:
+        emit_json({"abandoned": [str(m) for m in ended], "reason": reason})
+    else:
+        console.out(f"{len(ended)} match{'es' if len(ended) != 1 else ''} ended as abandoned: {reason}")
 
 
 @app.command("fork")

@@ -44,8 +44,12 @@ def plot_statistics(result: Any, path: Path) -> None:
         draw(axis, data)
         axis.set_title(title, loc="left", fontsize=11)
     figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
+    try:
+        figure.savefig(path)
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror or error}", code="usage.plot") from None
+    finally:
+        plt.close(figure)
 
 
 def _rates(axis: Any, rates: Any) -> None:

@@ -1,7 +1,7 @@
 """Everything read back from the log: fold, time travel, undo, fork, per-seat views and timelines."""
 
 from .audit import AuditFinding, Dispute, MatchAudit, audit, audit_records, dispute
-from .branch import fork, undo, undoable
+from .branch import abandon, fork, undo, undoable
 from .fold import Step, Visitor, effective, engine_of, fold, timeline, undone_seqs
 from .projections import figures_of, refresh
 from .stats import DiceFairness, GameFigure, GameStats, Rate, Statistics, chi_square_p, statistics, wilson
@@ -22,6 +22,7 @@ __all__ = [
     "Statistics",
     "Step",
     "Visitor",
+    "abandon",
     "audit",
     "audit_records",
     "chi_square_p",

@@ -15,8 +15,10 @@ import msgspec
 from matchlog.events import (
     ActionsUndone,
     Draft,
+    MatchEnded,
     MatchStarted,
     Origin,
+    Outcome,
     Record,
     UsageError,
     draft,
@@ -24,9 +26,9 @@ from matchlog.events import (
 )
 from matchlog.store import Appended, Store
 
-from .fold import effective
+from .fold import effective, fold
 
-__all__ = ["fork", "undo", "undoable"]
+__all__ = ["abandon", "fork", "undo", "undoable"]
 
 
 def undoable(records: Sequence[Record]) -> tuple[int, ...]:
@@ -53,6 +55,26 @@ def undo(store: Store, match_id: UUID | str, *, reason: str = "", by: int | None
     records = store.read(match_id)
     seqs = undoable(records)
     return store.append(records[0].match_id, [ActionsUndone(seqs=seqs, reason=reason, by=by)], len(records))
+
+
+def abandon(store: Store, match_id: UUID | str, *, reason: str) -> Appended:
+    """End an unfinished match (one whose referee stopped: a crash, a kill) as abandoned, with why.
+    Every seat shares the place; players already removed keep that. What was played stays.
+
+    Raises:
+        UnknownMatch: no such match.
+        UsageError: the match has already ended.
+        ConcurrencyError: the match changed meanwhile.
+    """
+    records = store.read(match_id)
+    info = store.match(records[0].match_id)
+    if info.status != "running":
+        raise UsageError(f"match {info.match_id} has already ended ({info.status})", code="usage.ended")
+    state = fold(records)
+    seats = len(info.players)
+    removed = tuple(sorted(getattr(state, "removed", ())))
+    outcome = Outcome(places=(1,) * seats, winners=(), result="abandoned", removed=removed)
+    return store.append(info.match_id, [MatchEnded(outcome=outcome, reason=reason)], len(records))
 
 
 def fork(store: Store, match_id: UUID | str, at: int) -> UUID:

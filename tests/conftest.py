@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -36,3 +37,21 @@ def file_store(tmp_path: Path) -> Iterator[Store]:
 def play(store: Store | None, specs: list[str], *, games: int = 1, seed: int = 1, **options: object):
     """Play a Porrinha series into `store`."""
     return play_series("porrinha", specs, games=games, seed=seed, store=store, options=dict(options), timeout=5.0)
+
+
+# -- figures a test reports (the tamper matrix's count, ...) ------------------------------------
+
+_REPORTED: list[str] = []
+
+
+@pytest.fixture
+def report() -> Callable[[str], None]:
+    """Add a line to the summary pytest prints at the end of the run."""
+    return _REPORTED.append
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _REPORTED:
+        terminalreporter.write_sep("-", "figures the tests measured")
+        for line in _REPORTED:
+            terminalreporter.write_line(line)

@@ -65,6 +65,12 @@ def test_help_explains_every_command():
         "sql",
         "schema",
         "stats",
+        "audit",
+        "abandon",
+        "tournament",
+        "serve",
+        "client",
+        "demo",
     ):
         assert command in out
     out, _ = invoke("play", "porrinha", "--help")
