@@ -370,6 +370,8 @@ def _put(values: tuple, index: int, value: object) -> tuple:
 
 def _settle_if_complete(state: PorrinhaState) -> PorrinhaState:
     """Settle the round once every active player has a hand and a guess."""
+    if PENDING_GUESS in state.guesses:  # only an active seat can still owe a guess: not yet (the usual case)
+        return state
     active = state.active_seats
     if len(active) < 2 or any(state.hands[s] is None or state.guesses[s] == PENDING_GUESS for s in active):
         return state

@@ -29,7 +29,7 @@ from .davinci import (
     TilesShuffled,
     TilesShuffledHidden,
 )
-from .envelope import Draft, Record, draft, now_us, us_to_datetime, uuid7, uuid_from_int
+from .envelope import Draft, Record, draft, now_us, us_to_datetime, uuid7, uuid7_text, uuid7_texts, uuid_from_int
 from .errors import (
     ConcurrencyError,
     DecodeError,
@@ -115,5 +115,7 @@ __all__ = [
     "upcaster",
     "us_to_datetime",
     "uuid7",
+    "uuid7_text",
+    "uuid7_texts",
     "uuid_from_int",
 ]

@@ -13,6 +13,10 @@ import msgspec
 __all__ = ["Event", "Outcome", "Seat"]
 
 
+#: Each event class's tag (reading it from the struct config costs more than a dict lookup).
+_TAGS: dict[type, str] = {}
+
+
 class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """A recorded fact. Never mutated, never deleted."""
 
@@ -22,7 +26,11 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     @property
     def tag(self) -> str:
         """The stable string this event is stored under."""
-        return type(self).__struct_config__.tag  # type: ignore[return-value]
+        kind = type(self)
+        tag = _TAGS.get(kind)
+        if tag is None:
+            tag = _TAGS[kind] = kind.__struct_config__.tag  # type: ignore[assignment]
+        return tag  # type: ignore[return-value]
 
     @property
     def actor(self) -> int | None:

@@ -16,7 +16,17 @@ import msgspec
 
 from .base import Event
 
-__all__ = ["Draft", "Record", "draft", "now_us", "us_to_datetime", "uuid7", "uuid_from_int"]
+__all__ = [
+    "Draft",
+    "Record",
+    "draft",
+    "now_us",
+    "us_to_datetime",
+    "uuid7",
+    "uuid7_text",
+    "uuid7_texts",
+    "uuid_from_int",
+]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _uuid7_lock = threading.Lock()
@@ -25,6 +35,53 @@ _uuid7_last = (0, 0)  # (unix ms, counter) of the last id made in this process
 
 def uuid7() -> UUID:
     """A new UUIDv7: time-ordered (ms), so one match's rows sit together in the log; monotonic here."""
+    return uuid_from_int(_uuid7_int())
+
+
+def uuid7_text() -> str:
+    """A new UUIDv7 as canonical text (what the log stores for event ids), without a UUID object."""
+    return _text(_uuid7_int())
+
+
+def uuid7_texts(count: int) -> list[str]:
+    """`count` new UUIDv7s as text, in order, for one lock and one read of the random source."""
+    global _uuid7_last
+    if count <= 0:
+        return []
+    entropy = os.urandom(8 * count)
+    with _uuid7_lock:
+        ms = time.time_ns() // 1_000_000
+        last_ms, counter = _uuid7_last
+        if ms <= last_ms:
+            ms, counter = last_ms, counter + 1
+        else:
+            counter = entropy[0] << 2 & 0x3FF
+        stamps = []
+        for _ in range(count):
+            if counter > 0xFFF:
+                ms, counter = ms + 1, 0
+            stamps.append((ms, counter))
+            counter += 1
+        _uuid7_last = stamps[-1]
+    mask = (1 << 62) - 1
+    return [
+        _text(
+            (ms & ((1 << 48) - 1)) << 80
+            | 0x7 << 76
+            | counter << 64
+            | 0b10 << 62
+            | int.from_bytes(entropy[8 * i : 8 * i + 8], "big") & mask
+        )
+        for i, (ms, counter) in enumerate(stamps)
+    ]
+
+
+def _text(value: int) -> str:
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def _uuid7_int() -> int:
     global _uuid7_last
     with _uuid7_lock:
         ms = time.time_ns() // 1_000_000
@@ -38,8 +95,7 @@ def uuid7() -> UUID:
             counter = int.from_bytes(entropy[:2], "big") & 0x3FF  # room to count up within the ms
         _uuid7_last = (ms, counter)
     rand_b = int.from_bytes(entropy[2:], "big") & ((1 << 62) - 1)
-    value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | rand_b
-    return uuid_from_int(value)
+    return (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | rand_b
 
 
 def uuid_from_int(value: int) -> UUID:

@@ -2,7 +2,7 @@
 
 from .audit import AuditFinding, Dispute, MatchAudit, audit, audit_records, dispute
 from .branch import abandon, fork, undo, undoable
-from .fold import Step, Visitor, effective, engine_of, fold, timeline, undone_seqs
+from .fold import Step, Visitor, effective, engine_of, fold, fold_all, timeline, undone_seqs
 from .projections import figures_of, refresh
 from .stats import DiceFairness, GameFigure, GameStats, Rate, Statistics, chi_square_p, statistics, wilson
 from .travel import SNAPSHOT_EVERY, MatchState, load, state_at
@@ -32,6 +32,7 @@ __all__ = [
     "export_seat_jsonl",
     "figures_of",
     "fold",
+    "fold_all",
     "fork",
     "load",
     "refresh",

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
+from uuid import UUID
 
 import msgspec
 
 from matchlog.engines import Engine
 from matchlog.engines import get as get_engine
-from matchlog.events import ActionsUndone, DecodeError, Event, MatchStarted, Record
+from matchlog.events import ActionsUndone, DecodeError, Event, MatchStarted, Record, decode
+from matchlog.store import Store
 
-__all__ = ["Step", "Visitor", "by_match", "effective", "engine_of", "fold", "timeline", "undone_seqs"]
+__all__ = ["Step", "Visitor", "by_match", "effective", "engine_of", "fold", "fold_all", "timeline", "undone_seqs"]
 
 
 class Visitor(Protocol):
@@ -52,6 +54,46 @@ def by_match(records: Iterable[Record]) -> Iterator[list[Record]]:
         current.append(record)
     if current:
         yield current
+
+
+def fold_all(store: Store, match_ids: Sequence[UUID] | None = None) -> Iterator[tuple[str, Any]]:
+    """The state at the end of every match (all by default), in match id order, as (match id text,
+    state): the log read in column batches, each payload decoded once and folded by its game's
+    rules, without building a Record per event (several times faster than `fold` match by match).
+
+    Raises:
+        DecodeError: a stored event does not decode.
+    """
+    match_id: str | None = None
+    events: list[Event] = []
+    for ids, _seqs, tags, versions, payloads in store.event_columns(match_ids):
+        for mid, tag, version, payload in zip(ids, tags, versions, payloads, strict=True):
+            if mid != match_id:
+                if match_id is not None:
+                    yield match_id, _fold_events(events)
+                match_id, events = mid, []
+            events.append(decode(payload, tag=tag, version=version))
+    if match_id is not None:
+        yield match_id, _fold_events(events)
+
+
+def _fold_events(events: list[Event]) -> Any:
+    """Fold one match's events (seq = position), skipping undos and what they took back."""
+    started = events[0]
+    if not isinstance(started, MatchStarted):
+        raise DecodeError("a match's log must start with match.started")
+    engine = get_engine(started.game)
+    taken = {seq for e in events if isinstance(e, ActionsUndone) for seq in e.seqs}
+    state = engine.start(started)
+    apply = engine.apply
+    if taken:
+        for seq, event in enumerate(events[1:], start=1):
+            if seq not in taken and not isinstance(event, ActionsUndone):
+                state = apply(state, event)
+        return state
+    for event in events[1:]:
+        state = apply(state, event)
+    return state
 
 
 def undone_seqs(records: Sequence[Record]) -> set[int]:

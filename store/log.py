@@ -36,7 +36,7 @@ from matchlog.events import (
 from .catalogue import Appended, Figures, Finding, MatchInfo
 from .chain import SQL_EXPECTED_HASH
 from .schema import DDL, MATCH_COLUMNS, SCHEMA_VERSION
-from .writer import Item, Request, Writer, item, replace_figures
+from .writer import Item, Request, Writer, items, replace_figures
 
 __all__ = ["Store", "connect_read_only", "select_matches"]
 
@@ -291,7 +291,7 @@ class Store:
         """Like `append`, but returns a future at once; it resolves when the group is committed.
 
         `figures`, for events that end the match, are written after them, with the catalogue."""
-        return self._write().submit_append(Request(match_id, tuple(item(e) for e in events), expected_seq, figures))
+        return self._write().submit_append(Request(match_id, items(events), expected_seq, figures))
 
     def append_bulk(self, batches: Iterable[tuple[UUID, Sequence[Event | Draft], int]]) -> list[Appended]:
         """Append many matches' events in one transaction: all of them or, on any error, none.
@@ -299,9 +299,7 @@ class Store:
         Raises:
             ConcurrencyError, StoreError: as for `append`; nothing at all was written.
         """
-        requests = [
-            Request(match_id, tuple(item(e) for e in events), expected) for match_id, events, expected in batches
-        ]
+        requests = [Request(match_id, items(events), expected) for match_id, events, expected in batches]
         return self._write().submit_bulk(requests).result()
 
     def append_bulk_encoded(
@@ -438,6 +436,16 @@ class Store:
                 yield batch.to_pydict()
         finally:
             cursor.close()
+
+    def event_columns(
+        self, match_ids: Sequence[UUID] | None = None, *, batch_rows: int = 100_000
+    ) -> Iterator[tuple[list[str], list[int], list[str], list[int], list[str]]]:
+        """The log in batches of columns (match id text, seq, type, version, payload), ordered by
+        match and seq: what a bulk reader needs to decode and fold, without building Records."""
+        where, params = _match_filter(match_ids)
+        query = f"SELECT match_id::VARCHAR AS m, seq, type, version, payload FROM events {where} ORDER BY match_id, seq"
+        for columns in self._stream(query, params, batch_rows):
+            yield columns["m"], columns["seq"], columns["type"], columns["version"], columns["payload"]
 
     def events_arrow(self, match_ids: Sequence[UUID] | None = None, columns: str = "*"):
         """The events table (or some of its columns) as an Arrow table, for bulk work."""

@@ -45,14 +45,14 @@ from matchlog.events import (
     decode,
     encode,
     now_us,
-    uuid7,
+    uuid7_texts,
 )
 
 from .catalogue import Appended, Figures, MatchInfo, SeatRow
 from .chain import GENESIS, chain_hash
 from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS
 
-__all__ = ["GROUP_EVENTS", "Item", "Request", "Writer", "item"]
+__all__ = ["GROUP_EVENTS", "Item", "Request", "Writer", "items"]
 
 #: The most events one live group commit holds.
 GROUP_EVENTS = 2_000
@@ -83,17 +83,24 @@ class Item(msgspec.Struct, frozen=True):
     line: int | None = None
 
 
-def item(event: Event | Draft) -> Item:
-    """An Item for a live append.
+def items(events: Sequence[Event | Draft]) -> tuple[Item, ...]:
+    """Items for an append: drafts keep their ids and times; bare events get fresh ids and the time now.
 
     Raises:
-        StoreError: `event` is not an event.
+        StoreError: something in `events` is not an event.
     """
-    if isinstance(event, Draft):
-        return Item(event.event, str(event.event_id), event.at_us, event.event.version, encode(event.event).decode())
-    if not isinstance(event, Event):
-        raise StoreError(f"only events can be appended, not {type(event).__name__}", code="store.not_an_event")
-    return Item(event, str(uuid7()), now_us(), event.version, encode(event).decode())
+    fresh = iter(uuid7_texts(sum(not isinstance(e, Draft) for e in events)))
+    at_us = now_us()
+    made = []
+    for event in events:
+        if isinstance(event, Draft):
+            inner = event.event
+            made.append(Item(inner, str(event.event_id), event.at_us, inner.version, encode(inner).decode()))
+        elif isinstance(event, Event):
+            made.append(Item(event, next(fresh), at_us, event.version, encode(event).decode()))
+        else:
+            raise StoreError(f"only events can be appended, not {type(event).__name__}", code="store.not_an_event")
+    return tuple(made)
 
 
 class Request(msgspec.Struct, frozen=True):
@@ -355,18 +362,19 @@ class Writer:
 
         # A re-send of events already stored at the seqs asked for is a no-op for those events.
         resent = 0
-        for offset, entry in enumerate(items):
-            stored_at = pending.stored_at(entry.event_id)
-            if stored_at is None:
-                break
-            if stored_at != expected + offset:
+        if pending.ids or pending.base.ids:  # (a match new to the log has nothing to re-send)
+            for offset, entry in enumerate(items):
+                stored_at = pending.stored_at(entry.event_id)
+                if stored_at is None:
+                    break
+                if stored_at != expected + offset:
+                    raise ConcurrencyError(match_id, expected, next_seq)
+                resent += 1
+            if resent == len(items):
+                assert info is not None
+                return Appended(match_id, expected, expected + resent - 1, info.head_hash, 0)
+            if any(pending.stored_at(entry.event_id) is not None for entry in items[resent:]):
                 raise ConcurrencyError(match_id, expected, next_seq)
-            resent += 1
-        if resent == len(items):
-            assert info is not None
-            return Appended(match_id, expected, expected + resent - 1, info.head_hash, 0)
-        if any(pending.stored_at(entry.event_id) is not None for entry in items[resent:]):
-            raise ConcurrencyError(match_id, expected, next_seq)
         first = expected + resent
         if first != next_seq:
             raise ConcurrencyError(match_id, expected, next_seq)
@@ -377,7 +385,8 @@ class Writer:
         new_ids: dict[str, int] = {}
         seats: list[SeatRow] = []
         seq = first - 1
-        for entry in items[resent:]:
+        game = info.game if info is not None else ""
+        for entry in items[resent:] if resent else items:
             seq += 1
             event = entry.event
             if seq == 0:
@@ -386,57 +395,33 @@ class Writer:
                         f"match {match_id} must start with match.started, not {event.tag}", code="store.bad_start"
                     )
                 info = MatchInfo.started(match_id, event, entry.at_us)
+                game = info.game
                 seats = info.seat_rows()
             elif isinstance(event, MatchStarted):
                 raise StoreError(
                     f"match {match_id} has already started (match.started at seq {seq})", code="store.bad_start"
                 )
-            assert info is not None
+            tag = event.tag
             seat = getattr(event, "seat", None)
             if seat is not None and (type(seat) is not int or not 0 <= seat <= _MAX_SEAT):
-                raise StoreError(f"{event.tag}: seat {seat} is not a seat number", code="store.bad_event")
+                raise StoreError(f"{tag}: seat {seat} is not a seat number", code="store.bad_event")
             actor = event.actor
             if actor is not None and (type(actor) is not int or not 0 <= actor <= _MAX_SEAT):
-                raise StoreError(f"{event.tag}: actor {actor} is not a seat number", code="store.bad_event")
-            event_id = entry.event_id
-            digest = chain_hash(
-                prev,
-                match_text,
-                seq,
-                event_id,
-                entry.at_us,
-                actor,
-                info.game,
-                event.tag,
-                entry.version,
-                seat,
-                entry.payload,
-            )
+                raise StoreError(f"{tag}: actor {actor} is not a seat number", code="store.bad_event")
+            event_id, at_us, version, payload = entry.event_id, entry.at_us, entry.version, entry.payload
+            digest = chain_hash(prev, match_text, seq, event_id, at_us, actor, game, tag, version, seat, payload)
             if entry.claimed_hash is not None and entry.claimed_hash != digest:
                 where = f"line {entry.line}" if entry.line is not None else f"seq {seq}"
                 raise ImportRejected(
                     f"match {match_id} seq {seq} ({where}): its hash does not follow from the chain "
                     f"(claimed {entry.claimed_hash.hex()[:16]}…, computed {digest.hex()[:16]}…)"
                 )
-            rows.append(
-                (
-                    match_text,
-                    seq,
-                    event_id,
-                    entry.at_us,
-                    actor,
-                    info.game,
-                    event.tag,
-                    entry.version,
-                    seat,
-                    entry.payload,
-                    digest,
-                )
-            )
-            new_ids[entry.event_id] = seq
+            rows.append((match_text, seq, event_id, at_us, actor, game, tag, version, seat, payload, digest))
+            new_ids[event_id] = seq
             if isinstance(event, _CATALOGUED):
+                assert info is not None
                 ended_before = info.ended_seq
-                info = info.after(seq, event, entry.at_us, digest)
+                info = info.after(seq, event, at_us, digest)
                 if info.ended_seq != ended_before:
                     seats = info.seat_rows()
             prev = digest

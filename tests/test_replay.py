@@ -228,3 +228,21 @@ def test_series_matches_replay_one_by_one():
         series = play(store, ["random", "reasoner"], games=3)
         for result in series.matches:
             assert ENGINE.outcome(state_at(store, result.match_id).state) == result.outcome
+
+
+def test_fold_all_gives_every_match_the_state_fold_gives_it(store: Store):
+    """The bulk path (columns, one decode per payload) agrees with `fold` match by match, undos
+    included, for every game."""
+    from matchlog.referee import play_series
+    from matchlog.replay import fold_all
+    from matchlog.replay.fold import by_match
+
+    play(store, ["random", "reasoner", "random"], games=3)
+    for game, specs in (("backgammon", ["random"] * 2), ("davinci", ["random"] * 3), ("fish", ["random"] * 2)):
+        play_series(game, specs, games=2, seed=3, store=store)
+    undone = store.matches(game="porrinha", limit=1)[0].match_id
+    undo(store, undone, reason="appeal")
+    expected = {str(records[0].match_id): fold(records) for records in by_match(store.records())}
+    assert dict(fold_all(store)) == expected and len(expected) == 9
+    one = [m.match_id for m in store.matches(game="fish", limit=1)]
+    assert dict(fold_all(store, one)) == {str(one[0]): expected[str(one[0])]}
