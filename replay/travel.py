@@ -18,12 +18,12 @@ from matchlog.engines import get as get_engine
 from matchlog.events import ActionsUndone, Record, UsageError
 from matchlog.store import Store
 
-from .fold import effective, engine_of
+from .fold import engine_of
 
 __all__ = ["SNAPSHOT_EVERY", "MatchState", "load", "state_at"]
 
 #: A fold writes a snapshot every this many seqs.
-SNAPSHOT_EVERY = 1_024
+SNAPSHOT_EVERY = 256
 
 
 class MatchState(msgspec.Struct, frozen=True):
@@ -53,12 +53,16 @@ def state_at(store: Store, match_id: UUID | str, seq: int | None = None, *, cach
         UnknownMatch: no such match.
         UsageError: the seq is not in the match.
     """
-    info = store.match(match_id)
-    match_id = info.match_id
-    target = info.last_seq if seq is None else seq
-    if not 0 <= target <= info.last_seq:
-        raise UsageError(f"seq {seq} is not in match {match_id} (seqs 0 to {info.last_seq})", code="usage.seq")
-    engine = get_engine(info.game)
+    if seq is None or not isinstance(match_id, UUID) or seq < 0:
+        info = store.match(match_id)
+        match_id = info.match_id
+        target = info.last_seq if seq is None else seq
+        if not 0 <= target <= info.last_seq:
+            raise UsageError(f"seq {seq} is not in match {match_id} (seqs 0 to {info.last_seq})", code="usage.seq")
+        game = info.game
+    else:  # the usual step of a replay: the catalogue need not be read (the tail shows whether seq exists)
+        target, game = seq, store.game_of(match_id)
+    engine = get_engine(game)
     key = engine.spec.snapshot_key
     decoder = _state_decoder(engine.spec.state)
 
@@ -67,23 +71,31 @@ def state_at(store: Store, match_id: UUID | str, seq: int | None = None, *, cach
     while True:
         found = store.snapshot(match_id, upto, key) if upto >= 0 else None
         start_seq = found[0] if found else 0
-        tail = store.read(match_id, start=start_seq + 1, stop=target) if found else store.read(match_id, stop=target)
-        reach = min((s for r in tail if isinstance(r.event, ActionsUndone) for s in r.event.seqs), default=None)
+        tail = store.read_events(match_id, start=start_seq + 1 if found else 0, stop=target)
+        if (tail[-1][0] if tail else start_seq) != target:
+            last = store.match(match_id).last_seq
+            raise UsageError(f"seq {seq} is not in match {match_id} (seqs 0 to {last})", code="usage.seq")
+        reach = min((s for _, e in tail if isinstance(e, ActionsUndone) for s in e.seqs), default=None)
         if found is None or reach is None or reach > start_seq:
             break
         upto = reach - 1
 
+    history = _effective(tail)
     if found is None:
-        history = effective(tail)
-        state = engine.start(history[0].event)  # type: ignore[arg-type]
+        state = engine.start(history[0][1])  # type: ignore[arg-type]
         history = history[1:]
     else:
         state = decoder.decode(found[1])
-        history = effective(tail)
     last_snapshot = start_seq
-    for record in history:
-        state = engine.apply(state, record.event)
-        if cache_snapshots and record.seq - last_snapshot >= SNAPSHOT_EVERY:
-            store.put_snapshot(match_id, record.seq, key, msgspec.msgpack.encode(state))
-            last_snapshot = record.seq
+    for at, event in history:
+        state = engine.apply(state, event)
+        if cache_snapshots and at - last_snapshot >= SNAPSHOT_EVERY:
+            store.put_snapshot(match_id, at, key, msgspec.msgpack.encode(state))
+            last_snapshot = at
     return MatchState(match_id, target, engine, state)
+
+
+def _effective(pairs: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    """(seq, event) pairs without undos and what they took back."""
+    taken = {seq for _, event in pairs if isinstance(event, ActionsUndone) for seq in event.seqs}
+    return [(seq, event) for seq, event in pairs if seq not in taken and not isinstance(event, ActionsUndone)]

@@ -189,6 +189,7 @@ class Store:
         self._local = threading.local()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._cursors_lock = threading.Lock()
+        self._games: dict[UUID, str] = {}
         try:
             self._check_is_log(create=not read_only)
             if not read_only:
@@ -341,6 +342,21 @@ class Store:
             raise UnknownMatch(f"no match {resolved} in {self.path}")
         return found[0]
 
+    def game_of(self, match_id: UUID) -> str:
+        """The game of a match: it never changes, so once read it is kept (one query saved per
+        time-travel step).
+
+        Raises:
+            UnknownMatch: no such match.
+        """
+        game = self._games.get(match_id)
+        if game is None:
+            game = self.match(match_id).game
+            if len(self._games) > 65_536:
+                self._games.clear()
+            self._games[match_id] = game
+        return game
+
     def _fresh(self, infos: list[MatchInfo]) -> list[MatchInfo]:
         """Catalogue rows as this process knows them (its writer may hold newer ones in memory)."""
         if self._writer is None:
@@ -416,6 +432,27 @@ class Store:
         if not rows:
             self.resolve(resolved)  # raises UnknownMatch when there is no such match
         return [_record(resolved, row) for row in rows]
+
+    def read_events(self, match_id: UUID, *, start: int = 0, stop: int | None = None) -> list[tuple[int, Event]]:
+        """(seq, event) of one match from `start` to `stop` (inclusive): `read` without the envelope,
+        for folding (time travel folds from a snapshot this way).
+
+        Raises:
+            DecodeError: a stored event does not decode.
+        """
+        rows = (
+            self._read()
+            .execute(
+                "SELECT seq, type, version, payload FROM events WHERE match_id = ? AND seq >= ? AND seq <= ?"
+                " ORDER BY seq",
+                [match_id, start, stop if stop is not None else 2**62],
+            )
+            .fetchall()
+        )
+        try:
+            return [(seq, decode(payload, tag=tag, version=version)) for seq, tag, version, payload in rows]
+        except DecodeError as error:
+            raise DecodeError(f"match {match_id}: {error.message}") from None
 
     def records(self, match_ids: Sequence[UUID] | None = None, *, batch_rows: int = 100_000) -> Iterator[Record]:
         """Every event of the given matches (default: all), ordered by match and seq, read through Arrow."""
