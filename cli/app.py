@@ -510,7 +510,11 @@ def tournament(
         )
         if result.unfinished or result.interrupted:
             console.out(f"interrupted: {result.unfinished} unfinished match(es) were ended as abandoned")
-    if result.findings:
+    for failure in result.failures[:5]:
+        error_line(failure, "tournament.failed")
+    if len(result.failures) > 5:
+        error_line(f"... and {len(result.failures) - 5} more (--json lists them all)", "tournament.failed")
+    if result.findings or result.failures:
         raise typer.Exit(1)
     if result.interrupted:
         raise typer.Exit(130)

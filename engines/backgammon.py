@@ -147,8 +147,8 @@ def _perspective(points: tuple[int, ...], bar: tuple[int, int], off: tuple[int, 
     theirs[0] holds the opponent's bar)."""
     # FIRST's distance d is point d - 1; SECOND's is point 24 - d, with its checkers counted negative.
     ordered = points if side == FIRST else [-value for value in reversed(points)]
-    mine = [off[side], *(value if value > 0 else 0 for value in ordered), bar[side]]
-    theirs = [bar[1 - side], *(-value if value < 0 else 0 for value in ordered), 0]
+    mine = [off[side], *[value if value > 0 else 0 for value in ordered], bar[side]]
+    theirs = [bar[1 - side], *[-value if value < 0 else 0 for value in ordered], 0]
     return mine, theirs
 
 

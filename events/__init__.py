@@ -29,7 +29,18 @@ from .davinci import (
     TilesShuffled,
     TilesShuffledHidden,
 )
-from .envelope import Draft, Record, draft, now_us, us_to_datetime, uuid7, uuid7_text, uuid7_texts, uuid_from_int
+from .envelope import (
+    Draft,
+    Record,
+    draft,
+    drafts,
+    now_us,
+    us_to_datetime,
+    uuid7,
+    uuid7_text,
+    uuid7_texts,
+    uuid_from_int,
+)
 from .errors import (
     ConcurrencyError,
     DecodeError,
@@ -108,6 +119,7 @@ __all__ = [
     "current_version",
     "decode",
     "draft",
+    "drafts",
     "encode",
     "event_type",
     "json_schema",

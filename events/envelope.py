@@ -20,6 +20,7 @@ __all__ = [
     "Draft",
     "Record",
     "draft",
+    "drafts",
     "now_us",
     "us_to_datetime",
     "uuid7",
@@ -45,17 +46,23 @@ def uuid7_text() -> str:
 
 def uuid7_texts(count: int) -> list[str]:
     """`count` new UUIDv7s as text, in order, for one lock and one read of the random source."""
+    return [_text(value) for value in _uuid7_ints(count)]
+
+
+def _uuid7_ints(count: int) -> list[int]:
+    """`count` new UUIDv7s (as ints) in order: one lock, one read of the random source."""
     global _uuid7_last
     if count <= 0:
         return []
-    entropy = os.urandom(8 * count)
+    size = 8 * count + 1
+    entropy = _random_bytes(size) if size <= 256 else os.urandom(size)
     with _uuid7_lock:
         ms = time.time_ns() // 1_000_000
         last_ms, counter = _uuid7_last
         if ms <= last_ms:
             ms, counter = last_ms, counter + 1
         else:
-            counter = entropy[0] << 2 & 0x3FF
+            counter = entropy[-1] << 2 & 0x3FF  # room to count up within the ms
         stamps = []
         for _ in range(count):
             if counter > 0xFFF:
@@ -65,13 +72,11 @@ def uuid7_texts(count: int) -> list[str]:
         _uuid7_last = stamps[-1]
     mask = (1 << 62) - 1
     return [
-        _text(
-            (ms & ((1 << 48) - 1)) << 80
-            | 0x7 << 76
-            | counter << 64
-            | 0b10 << 62
-            | int.from_bytes(entropy[8 * i : 8 * i + 8], "big") & mask
-        )
+        (ms & ((1 << 48) - 1)) << 80
+        | 0x7 << 76
+        | counter << 64
+        | 0b10 << 62
+        | int.from_bytes(entropy[8 * i : 8 * i + 8], "big") & mask
         for i, (ms, counter) in enumerate(stamps)
     ]
 
@@ -150,6 +155,14 @@ class Draft(msgspec.Struct, frozen=True):
 def draft(event: Event, *, event_id: UUID | None = None, at_us: int | None = None) -> Draft:
     """Wrap `event` for appending, with a fresh id and the current time unless given."""
     return Draft(event, event_id if event_id is not None else uuid7(), at_us if at_us is not None else now_us())
+
+
+def drafts(events: list[Event]) -> list[Draft]:
+    """Wrap events recorded together, with fresh ids (made in one go) and the current time."""
+    at_us = now_us()
+    return [
+        Draft(event, uuid_from_int(value), at_us) for event, value in zip(events, _uuid7_ints(len(events)), strict=True)
+    ]
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True):

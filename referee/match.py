@@ -31,7 +31,7 @@ from matchlog.events import (
     MatchStarted,
     Outcome,
     PlayerRemoved,
-    draft,
+    drafts,
     uuid7,
 )
 from matchlog.store import Appended, Figures, Store
@@ -213,7 +213,7 @@ class Referee:
                 self.tally.add(self.seq, before, event, self.state)
             if self.on_event is not None:
                 self.on_event(event, self.state)
-        self.recorder.record([draft(event) for event in events])
+        self.recorder.record(drafts(events))
 
     def remove(self, seat: int, code: str, reason: str) -> None:
         """Take a player out of the match, recording why; it is never called again."""

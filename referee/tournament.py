@@ -380,6 +380,11 @@ def run_tournament(
         for channel in (tasks, results):
             channel.cancel_join_thread()
             channel.close()
+        if done < games and not interrupted:
+            codes = ", ".join(str(w.exitcode) for w in workers)
+            writer.failures.append(
+                f"every worker stopped (exit codes {codes}) with {games - done} of {games} matches not played"
+            )
         unfinished = list(writer.running)
         for match_id in unfinished:
             writer.abandon(match_id, "tournament interrupted" if interrupted else "its worker stopped")

@@ -65,6 +65,16 @@ def test_matches_that_cannot_be_played_are_reported(tmp_path: Path):
         assert store.matches() == []
 
 
+def test_workers_that_die_are_reported_not_taken_for_a_finished_tournament(tmp_path: Path):
+    player = tmp_path / "fatal.py"
+    player.write_text("import os\n\nclass Fatal:\n    def __init__(self):\n        os._exit(3)\n")
+    with Store(tmp_path / "log.duckdb") as store:
+        result = run_tournament("porrinha", ["random", f"{player}:Fatal"], games=4, store=store, jobs=1, seed=1)
+        assert result.finished == 0 and not result.interrupted
+        assert any("every worker stopped (exit codes 3)" in failure for failure in result.failures), result.failures
+        assert store.verify() == []
+
+
 @pytest.mark.parametrize(
     ("specs", "seats", "code"), [(["random"], None, "usage.players"), (["random"] * 3, 3, "usage.seats")]
 )
