@@ -1,0 +1,54 @@
+"""Every benchmark, one after the other, each printing its figures (what BENCHMARKS.md reports).
+
+    pip install -e '.[bench]'
+    python bench/run_all.py                       # builds /tmp/matchlog-10m.duckdb first if needed
+    python bench/run_all.py --log /data/10m.duckdb --quick
+
+--quick runs each at a fraction of its size (a few minutes in all, for a smoke run); the full run
+takes about half an hour on 2 cores, most of it building the 10M-event log and copying it into
+eventsourcing and sqlite3 for the one-match load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def run(script: str, *args: str) -> None:
+    print(f"\n$ python bench/{script} {' '.join(args)}".rstrip(), flush=True)
+    began = time.monotonic()
+    subprocess.run([sys.executable, str(HERE / script), *args], check=True)
+    print(f"({time.monotonic() - began:.0f} s)", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--log", type=Path, default=Path("/tmp/matchlog-10m.duckdb"))
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    events = "1000000" if args.quick else "10000000"
+    if not args.log.exists():
+        run("make_log.py", str(args.log), "--events", events)
+    if args.quick:
+        run("bench_compare.py", "--events", "200000", "--live-seconds", "2")
+        run("bench_stats.py", str(args.log), "--audit-matches", "300")
+        run("bench_games.py", "--scale", "0.2")
+        run("bench_backgammon.py", "--games", "200", "--pygammon-games", "20")
+        run("bench_fish.py", "--positions", "50", "--games", "20")
+    else:
+        run("bench_compare.py", "--big", str(args.log))
+        run("bench_stats.py", str(args.log))
+        run("bench_games.py")
+        run("bench_backgammon.py", "--games", "1000", "--pygammon-games", "60")
+        run("bench_fish.py")
+    run("bench_store.py", "--events", "200000" if args.quick else "1000000")
+
+
+if __name__ == "__main__":
+    main()
