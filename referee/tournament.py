@@ -42,7 +42,7 @@ from matchlog.store import Figures, Finding, Store
 from .play import DEFAULT_TIMEOUT, RUNNERS, play_match
 from .players import make_player, seats_from_specs
 
-__all__ = ["Standing", "TournamentResult", "arrangements", "run_tournament"]
+__all__ = ["Standing", "TournamentResult", "arrangements", "ratings", "run_tournament"]
 
 #: Events a worker gathers before sending them.
 _CHUNK = 500
@@ -410,12 +410,12 @@ def run_tournament(
 def _standings(
     roster: Sequence[Seat], orders: dict[int, tuple[int, ...]], places: dict[int, tuple[int, ...]]
 ) -> tuple[Standing, ...]:
-    """Results per player, and Elo ratings from every pair of seats in every match (in match order)."""
+    """Results per player, and ratings fitted to every pair of seats in every match."""
     from matchlog.replay.stats import wilson
 
     count = len(roster)
     matches, wins, draws, place_sum = [0] * count, [0] * count, [0] * count, [0] * count
-    rating = [1500.0] * count
+    scored = [[0.0] * count for _ in range(count)]  # scored[a][b]: a's points against b, 1 a win, 0.5 a tie
     for number in sorted(places):
         order, placed = orders[number], places[number]
         best = min(placed)
@@ -428,17 +428,11 @@ def _standings(
                     wins[player] += 1
                 else:
                     draws[player] += 1
-        # Elo over every pair at the table: the better place scores 1, equal places 0.5.
-        k = 24.0 / max(1, len(order) - 1)
-        deltas = [0.0] * count
         for a, b in itertools.combinations(range(len(order)), 2):
-            pa, pb = order[a], order[b]
-            expected = 1 / (1 + math.pow(10, (rating[pb] - rating[pa]) / 400))
             score = 1.0 if placed[a] < placed[b] else 0.5 if placed[a] == placed[b] else 0.0
-            deltas[pa] += k * (score - expected)
-            deltas[pb] -= k * (score - expected)
-        for player in range(count):
-            rating[player] += deltas[player]
+            scored[order[a]][order[b]] += score
+            scored[order[b]][order[a]] += 1.0 - score
+    rating = ratings(scored)
     standings = []
     for player, seat in enumerate(roster):
         n = matches[player]
@@ -459,3 +453,32 @@ def _standings(
             )
         )
     return tuple(sorted(standings, key=lambda s: (-s.rating, s.name)))
+
+
+def ratings(scored: Sequence[Sequence[float]], *, rounds: int = 10_000, tolerance: float = 1e-9) -> list[float]:
+    """Elo-scale ratings (mean 1500) fitted to pairwise results by Bradley-Terry maximum likelihood.
+
+    `scored[a][b]` is what a scored against b (1 a win, 0.5 a tie). Unlike Elo updated match by
+    match, the fit does not depend on the order the matches finished in, and equal players get
+    equal ratings. Every pair that met also counts one tie more (a weak prior), so a player that
+    never lost still gets a finite rating. Solved with Hunter's MM iteration (2004).
+    """
+    count = len(scored)
+    games = [[scored[a][b] + scored[b][a] for b in range(count)] for a in range(count)]
+    played = [[games[a][b] + 1.0 if games[a][b] else 0.0 for b in range(count)] for a in range(count)]
+    points = [sum(scored[a][b] + 0.5 for b in range(count) if games[a][b]) for a in range(count)]
+    strength = [1.0] * count
+    for _ in range(rounds):
+        fitted = [
+            points[a] / total
+            if (total := sum(played[a][b] / (strength[a] + strength[b]) for b in range(count)))
+            else 1.0
+            for a in range(count)
+        ]
+        scale = math.exp(sum(map(math.log, fitted)) / count) if count else 1.0
+        fitted = [value / scale for value in fitted]
+        done = max((abs(x - y) for x, y in zip(fitted, strength, strict=True)), default=0.0) < tolerance
+        strength = fitted
+        if done:
+            break
+    return [1500.0 + 400.0 * math.log10(value) for value in strength]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import signal
 import subprocess
 import sys
@@ -10,9 +11,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from matchlog.events import UsageError
-from matchlog.referee.tournament import arrangements, run_tournament
+from matchlog.referee.tournament import arrangements, ratings, run_tournament
 from matchlog.store import Store
 
 
@@ -20,6 +23,26 @@ def test_arrangements_are_every_table_in_every_seat_order():
     assert arrangements(3, 2) == [(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)]
     assert len(arrangements(4, 3)) == 4 * 6
     assert all(len(set(order)) == 3 for order in arrangements(5, 3))
+
+
+def test_ratings_match_the_elo_difference_of_a_win_rate():
+    rating = ratings([[0.0, 7500.0], [2500.0, 0.0]])
+    assert rating[0] - rating[1] == pytest.approx(400 * math.log10(3), abs=0.5)  # 75% is 191 Elo points
+    assert sum(rating) / 2 == pytest.approx(1500)
+
+
+def test_equal_players_get_equal_ratings_and_an_unbeaten_one_stays_finite():
+    # 0 and 1 split their games; 2 beat both every time.
+    scored = [[0.0, 50.0, 0.0], [50.0, 0.0, 0.0], [40.0, 40.0, 0.0]]
+    low, also_low, high = ratings(scored)
+    assert low == pytest.approx(also_low)
+    assert math.isfinite(high) and high - low > 400
+
+
+@given(st.integers(0, 200), st.integers(0, 200))
+def test_the_player_who_scored_more_is_rated_higher(a_wins: int, b_wins: int):
+    a, b = ratings([[0.0, float(a_wins)], [float(b_wins), 0.0]])
+    assert (a > b) == (a_wins > b_wins) and (a == pytest.approx(b)) == (a_wins == b_wins)
 
 
 def test_a_porrinha_tournament_plays_every_arrangement_evenly(tmp_path: Path):
