@@ -2,6 +2,7 @@
 
     pip install -e '.[bench]'
     python bench/run_all.py                       # builds /tmp/matchlog-10m.duckdb first if needed
+    python bench/run_all.py --quick               # ... /tmp/matchlog-1m.duckdb, each benchmark smaller
     python bench/run_all.py --log /data/10m.duckdb --quick
 
 --quick runs each at a fraction of its size (a few minutes in all, for a smoke run); the full run
@@ -29,10 +30,12 @@ def run(script: str, *args: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--log", type=Path, default=Path("/tmp/matchlog-10m.duckdb"))
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--log", type=Path, help="the big log (default /tmp/matchlog-10m.duckdb, -1m with --quick)")
+    parser.add_argument("--quick", action="store_true", help="each benchmark at a fraction of its size")
     args = parser.parse_args()
     events = "1000000" if args.quick else "10000000"
+    if args.log is None:
+        args.log = Path(f"/tmp/matchlog-{'1m' if args.quick else '10m'}.duckdb")
     if not args.log.exists():
         run("make_log.py", str(args.log), "--events", events)
     if args.quick:
