@@ -1,5 +1,34 @@
 """The typer application behind the `matchlog` command."""
 
-from .app import app, main
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+from typing import Any
 
 __all__ = ["app", "main"]
+
+
+def _load() -> ModuleType:
+    """Import the commands (numpy, pyarrow and DuckDB with them: it takes a moment)."""
+    commands = importlib.import_module(f"{__name__}.app")  # the import system names the submodule `app` here ...
+    globals()["app"] = commands.app  # ... but `matchlog.cli.app` is the typer application
+    return commands
+
+
+def main() -> None:
+    """The console entry point: a Ctrl-C while the commands load ends in one line and status 130,
+    not a traceback."""
+    try:
+        _load().main()
+    except KeyboardInterrupt:  # before a command started (commands say what they kept themselves)
+        sys.stderr.write("error[interrupted]: interrupted while starting; nothing was done\n")
+        raise SystemExit(130) from None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        _load()
+        return globals()["app"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,7 +31,7 @@ from matchlog.events import MatchlogError, StoreError, UsageError, json_schema
 from matchlog.referee import DEFAULT_TIMEOUT, MatchResult, builtin_names, play_series
 from matchlog.replay import abandon, export_seat_jsonl, fork, state_at, statistics, timeline, undo
 from matchlog.replay.audit import audit, dispute
-from matchlog.store import Store, connect_read_only
+from matchlog.store import Store, connect_read_only, is_interrupt
 
 from .output import (
     console,
@@ -102,6 +102,9 @@ def reports_errors(command: F) -> F:
         except (typer.Exit, typer.Abort):
             raise
         except Exception as error:
+            if is_interrupt(error):  # Ctrl-C while DuckDB ran a statement: it was rolled back
+                error_line("interrupted; everything acknowledged before is in the log", "interrupted")
+                raise typer.Exit(130) from None
             if os.environ.get("MATCHLOG_DEBUG"):
                 raise
             error_line(f"{type(error).__name__}: {error} (set MATCHLOG_DEBUG=1 for the traceback)", "internal")

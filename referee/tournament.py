@@ -17,7 +17,7 @@ import queue
 import random
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -194,6 +194,46 @@ def _worker(
 # -- the writer --------------------------------------------------------------------------------
 
 
+class _CtrlC:
+    """Ctrl-C as a flag the tournament loop checks, not an exception: a KeyboardInterrupt raised
+    at an arbitrary point could land in the middle of reading a worker's message from the queue
+    and leave the pipe unreadable, so that stopping would hang."""
+
+    def __init__(self) -> None:
+        self.pressed = False
+        self._previous: Any = None
+        self._installed = False
+
+    def __enter__(self) -> _CtrlC:
+        try:
+            self._previous = signal.signal(signal.SIGINT, self._press)
+            self._installed = True
+        except ValueError:  # not the main thread: KeyboardInterrupt stays as it is
+            pass
+        return self
+
+    @contextlib.contextmanager
+    def ignored(self) -> Iterator[None]:
+        """Ctrl-C ignored for a moment: processes started now inherit that (a terminal's Ctrl-C goes
+        to the whole process group, and a worker still importing would die with a traceback)."""
+        if not self._installed:
+            yield
+            return
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, self._press)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
+            self._installed = False
+
+    def _press(self, signum: int, frame: Any) -> None:
+        self.pressed = True
+
+
 class _Writer:
     """Appends what the workers send, in bulk transactions, and keeps the score."""
 
@@ -337,58 +377,62 @@ def run_tournament(
                 for _ in range(jobs):
                     tasks.put(None)
 
-    try:
-        for worker in workers:
-            worker.start()
-        hand_out()
-        while done < games:
-            try:
-                message = results.get(timeout=0.1)
-            except queue.Empty:
-                if not any(worker.is_alive() for worker in workers) and results.empty():
-                    break  # every worker is gone: what they did not finish is unfinished
-                if time.monotonic() - writer.flushed_at >= _BATCH_SECONDS:
-                    writer.flush()
-                continue
-            if writer.take(message):
-                done += 1
-                hand_out()
-                if on_progress is not None:
-                    on_progress(done, games)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        # Let the workers stop at their next step, and store everything they sent until then.
-        stop.set()
-        deadline = time.monotonic() + _STOP_SECONDS
-        while any(w.pid is not None and w.is_alive() for w in workers) and time.monotonic() < deadline:
-            with contextlib.suppress(queue.Empty, EOFError, OSError):
-                writer.take(results.get(timeout=0.05))
-        stragglers = [worker for worker in workers if worker.pid is not None and worker.is_alive()]
-        if not stragglers:
-            while True:  # every worker has exited: what is left in the queue is whole
+    with _CtrlC() as ctrl_c:  # until every finished match is stored
+        try:
+            with ctrl_c.ignored():
+                for worker in workers:
+                    worker.start()
+            hand_out()
+            while done < games and not ctrl_c.pressed:
                 try:
+                    message = results.get(timeout=0.1)
+                except queue.Empty:
+                    if not any(worker.is_alive() for worker in workers) and results.empty():
+                        break  # every worker is gone: what they did not finish is unfinished
+                    if time.monotonic() - writer.flushed_at >= _BATCH_SECONDS:
+                        writer.flush()
+                    continue
+                if writer.take(message):
+                    done += 1
+                    hand_out()
+                    if on_progress is not None:
+                        on_progress(done, games)
+        except KeyboardInterrupt:  # where no handler could be installed (not the main thread)
+            interrupted = True
+        finally:
+            interrupted = interrupted or ctrl_c.pressed
+            # Let the workers stop at their next step, and store everything they sent until then.
+            stop.set()
+            deadline = time.monotonic() + _STOP_SECONDS
+            while any(w.pid is not None and w.is_alive() for w in workers) and time.monotonic() < deadline:
+                with contextlib.suppress(queue.Empty, EOFError, OSError):
                     writer.take(results.get(timeout=0.05))
-                except (queue.Empty, EOFError, OSError):
-                    break
-        for worker in stragglers:
-            worker.terminate()  # a worker that ignores the stop loses what it had not sent
-        for worker in workers:
-            if worker.pid is not None:
-                worker.join(timeout=5)
-        # Nobody reads the queues any more: do not wait on them at exit.
-        for channel in (tasks, results):
-            channel.cancel_join_thread()
-            channel.close()
-        if done < games and not interrupted:
-            codes = ", ".join(str(w.exitcode) for w in workers)
-            writer.failures.append(
-                f"every worker stopped (exit codes {codes}) with {games - done} of {games} matches not played"
-            )
-        unfinished = list(writer.running)
-        for match_id in unfinished:
-            writer.abandon(match_id, "tournament interrupted" if interrupted else "its worker stopped")
-        writer.flush()
+            stragglers = [worker for worker in workers if worker.pid is not None and worker.is_alive()]
+            if not stragglers:
+                while True:  # every worker has exited: what is left in the queue is whole
+                    try:
+                        writer.take(results.get(timeout=0.05))
+                    except (queue.Empty, EOFError, OSError):
+                        break
+            for worker in stragglers:
+                worker.terminate()  # a worker that ignores the stop loses what it had not sent
+            for worker in workers:
+                if worker.pid is not None:
+                    worker.join(timeout=5)
+            # Nobody reads the queues any more: do not wait on them at exit.
+            for channel in (tasks, results):
+                channel.cancel_join_thread()
+                channel.close()
+            if done < games and not interrupted:
+                codes = ", ".join(str(w.exitcode) for w in workers)
+                writer.failures.append(
+                    f"every worker stopped (exit codes {codes}) with {games - done} of {games} matches not played"
+                )
+            interrupted = interrupted or ctrl_c.pressed
+            unfinished = list(writer.running)
+            for match_id in unfinished:
+                writer.abandon(match_id, "tournament interrupted" if interrupted else "its worker stopped")
+            writer.flush()
     seconds = time.monotonic() - began
     match_ids = [m for m, count in writer.sent.items() if count]
     findings = tuple(store.verify(match_ids)) if match_ids else ()

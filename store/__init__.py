@@ -3,7 +3,7 @@ snapshot, export and import. It imports nothing of matchlog but `matchlog.events
 
 from .catalogue import Appended, Figures, Finding, MatchInfo, SeatRow
 from .chain import GENESIS, chain_hash
-from .log import Store, connect_read_only
+from .log import Store, connect_read_only, is_interrupt
 
 __all__ = [
     "GENESIS",
@@ -15,4 +15,5 @@ __all__ = [
     "Store",
     "chain_hash",
     "connect_read_only",
+    "is_interrupt",
 ]

@@ -49,6 +49,14 @@ _CANONICAL_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 _LOCKED = re.compile(r"Conflicting lock is held in (?P<program>.*?) \(PID (?P<pid>\d+)\)")
 
 
+def is_interrupt(error: BaseException) -> bool:
+    """Whether a driver error is DuckDB's answer to a Ctrl-C during a statement (which it rolled
+    back): an InterruptException in most of its API, a RuntimeError in some places."""
+    return isinstance(error, duckdb.InterruptException) or (
+        isinstance(error, RuntimeError) and str(error) == "Query interrupted"
+    )
+
+
 def _connect(path: str, *, read_only: bool, config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
     """Open the DuckDB file, translating the driver's errors into ours.
 
@@ -72,6 +80,8 @@ def _connect(path: str, *, read_only: bool, config: dict[str, Any] | None = None
             raise StoreBusy(f"the log {path} is in use by another process; wait for it, or use another --db") from None
         raise StoreError(f"cannot open the log {path}: {_first_line(text)}", code="store.unreadable") from None
     except duckdb.Error as error:
+        if is_interrupt(error):
+            raise KeyboardInterrupt from None
         raise StoreError(f"cannot open the log {path}: {_first_line(str(error))}", code="store.unreadable") from None
 
 
@@ -195,18 +205,21 @@ class Store:
             self._check_is_log(create=not read_only)
             if not read_only:
                 self._db.execute(DDL)
-        except duckdb.Error as error:
+        except Exception as error:
             self._db.close()
+            if is_interrupt(error):
+                raise KeyboardInterrupt from None
+            if not isinstance(error, duckdb.Error):
+                raise
             raise StoreError(
                 f"{self.path} is not a matchlog log: {_first_line(str(error))}", code="store.unreadable"
             ) from None
-        except StoreError:
-            self._db.close()
-            raise
         try:
             self._writer = None if read_only else Writer(self._db.cursor())
         except Exception as error:  # rolling the catalogue forward failed: say so, and let go of the file
             self._db.close()
+            if is_interrupt(error):
+                raise KeyboardInterrupt from None
             raise StoreError(
                 f"{self.path}: could not bring the catalogue up to date: {error}", code="store.unreadable"
             ) from None
