@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 from types import ModuleType
 from typing import Any
@@ -18,10 +19,23 @@ def _load() -> ModuleType:
 
 
 def main() -> None:
-    """The console entry point: a Ctrl-C while the commands load ends in one line and status 130,
-    not a traceback."""
+    """The console entry point. A Ctrl-C while the commands load (numpy, pyarrow and DuckDB take a
+    moment) is held until they have loaded, since a library may swallow a KeyboardInterrupt raised
+    inside its imports; then it ends the command in one line and status 130."""
+    pressed: list[int] = []
     try:
-        _load().main()
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    except ValueError:  # not the main thread: nothing to hold
+        previous = None
+    try:
+        commands = _load()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    try:
+        if pressed:
+            raise KeyboardInterrupt
+        commands.main()
     except KeyboardInterrupt:  # before a command started (commands say what they kept themselves)
         sys.stderr.write("error[interrupted]: interrupted while starting; nothing was done\n")
         raise SystemExit(130) from None
