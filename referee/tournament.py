@@ -213,17 +213,19 @@ class _CtrlC:
         return self
 
     @contextlib.contextmanager
-    def ignored(self) -> Iterator[None]:
-        """Ctrl-C ignored for a moment: processes started now inherit that (a terminal's Ctrl-C goes
-        to the whole process group, and a worker still importing would die with a traceback)."""
+    def blocked(self) -> Iterator[None]:
+        """Ctrl-C held back from this thread for a moment: processes started now inherit the block
+        (a terminal's Ctrl-C goes to the whole process group, and a worker still importing would
+        die with a traceback). Here a Ctrl-C meanwhile still counts: another thread takes the
+        signal, or it waits until the block is lifted."""
         if not self._installed:
             yield
             return
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             yield
         finally:
-            signal.signal(signal.SIGINT, self._press)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     def __exit__(self, *exc_info: object) -> None:
         if self._installed:
@@ -379,7 +381,7 @@ def run_tournament(
 
     with _CtrlC() as ctrl_c:  # until every finished match is stored
         try:
-            with ctrl_c.ignored():
+            with ctrl_c.blocked():
                 for worker in workers:
                     worker.start()
             hand_out()

@@ -133,7 +133,10 @@ def test_ctrl_c_stores_what_finished_and_ends_the_rest_as_abandoned(tmp_path: Pa
     while time.monotonic() < deadline and sum(f.stat().st_size for f in (db, wal) if f.exists()) < 300_000:
         time.sleep(0.1)  # some matches are recorded (in the write-ahead log until a checkpoint)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    try:
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()  # (a no-op once it has exited) never leave it holding the log
     assert process.returncode == 130, err
     assert "interrupted:" in out
     with Store(db) as store:
