@@ -34,7 +34,6 @@ from matchlog.events import (
     OpeningRolled,
     Outcome,
     PlayerRemoved,
-    UsageError,
 )
 
 from .contract import CHANCE, GameSpec, Rule, Turn, among_outcomes, describe_lifecycle, parse_options
@@ -374,8 +373,7 @@ class Backgammon:
 
     def start(self, started: MatchStarted) -> BackgammonState:
         options: BackgammonOptions = parse_options(self.spec, started.options)
-        if len(started.seats) != 2:
-            raise UsageError("backgammon is played by exactly two sides", code="usage.players")
+        self.spec.check_players(len(started.seats))
         return BackgammonState(options=options, names=tuple(seat.name for seat in started.seats))
 
     def apply(self, state: BackgammonState, event: Event) -> BackgammonState:

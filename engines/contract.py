@@ -85,6 +85,22 @@ class GameSpec(msgspec.Struct, frozen=True, kw_only=True):
     version: int = 1
     tournament: bool = False
 
+    def check_players(self, count: int, *, code: str = "usage.players") -> None:
+        """Refuse a table of `count` players this game is not played by.
+
+        Raises:
+            UsageError: with `code`, saying how many players the game takes.
+        """
+        if count >= self.min_players and (self.max_players is None or count <= self.max_players):
+            return
+        if self.max_players is None:
+            takes = f"at least {self.min_players}"
+        elif self.max_players == self.min_players:
+            takes = f"exactly {self.min_players}"
+        else:
+            takes = f"{self.min_players} to {self.max_players}"
+        raise UsageError(f"{self.title} is played by {takes} players, not {count}", code=code)
+
     @property
     def snapshot_key(self) -> str:
         """The key under which folded states of this engine version are cached."""

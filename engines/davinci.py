@@ -36,7 +36,6 @@ from matchlog.events import (
     TileRevealed,
     TilesShuffled,
     TilesShuffledHidden,
-    UsageError,
 )
 
 from .contract import CHANCE, GameSpec, Rule, Turn, among_outcomes, describe_lifecycle, ordinal, parse_options, shown
@@ -161,8 +160,7 @@ class DaVinci:
     def start(self, started: MatchStarted) -> DavinciState:
         options: DavinciOptions = parse_options(self.spec, started.options)
         players = len(started.seats)
-        if not 2 <= players <= 4:
-            raise UsageError(f"Da Vinci Code is played by 2 to 4 players, not {players}", code="usage.players")
+        self.spec.check_players(players)
         return DavinciState(
             options=options,
             names=tuple(seat.name for seat in started.seats),

@@ -234,8 +234,7 @@ class Fish:
     def start(self, started: MatchStarted) -> FishState:
         options: FishOptions = parse_options(self.spec, started.options)
         players = len(started.seats)
-        if not 2 <= players <= 4:
-            raise UsageError(f"Fish is played by 2 to 4 players, not {players}", code="usage.players")
+        self.spec.check_players(players)
         _check_board_options(options, players)
         return FishState(
             options=options,

@@ -139,8 +139,7 @@ class Porrinha:
     def start(self, started: MatchStarted) -> PorrinhaState:
         options: PorrinhaOptions = parse_options(self.spec, started.options)
         players = len(started.seats)
-        if players < 2:
-            raise UsageError("Porrinha needs at least two players", code="usage.players")
+        self.spec.check_players(players)
         if options.chopsticks < 1:
             raise UsageError("each player needs at least one chopstick", code="usage.options")
         return PorrinhaState(

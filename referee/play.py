@@ -89,12 +89,7 @@ def play_match(
     """
     engine = get_engine(game)
     spec = engine.spec
-    if len(seats) < spec.min_players or (spec.max_players is not None and len(seats) > spec.max_players):
-        most = f"at most {spec.max_players}" if spec.max_players is not None else "any number of"
-        raise UsageError(
-            f"{spec.title} takes at least {spec.min_players} and {most} players, not {len(seats)}",
-            code="usage.players",
-        )
+    spec.check_players(len(seats))
     full_options = msgspec.to_builtins(parse_options(spec, options))
     started = MatchStarted(game=game, options=full_options, seats=tuple(seats), series=series)
     match_id = match_id or uuid7()

@@ -336,12 +336,7 @@ def run_tournament(
     if len(roster) < table:
         raise UsageError(f"a table of {table} needs at least {table} players, not {len(roster)}", code="usage.players")
     spec = engine.spec
-    if table < spec.min_players or (spec.max_players is not None and table > spec.max_players):
-        raise UsageError(
-            f"{spec.title} is played by {spec.min_players} to {spec.max_players or 'any number of'} "
-            f"players, not {table}",
-            code="usage.seats",
-        )
+    spec.check_players(table, code="usage.seats")
     if games < 1:
         raise UsageError(f"--games must be at least 1, not {games}", code="usage.games")
     from matchlog.engines import parse_options
