@@ -457,49 +457,47 @@ def tournament(
         disable=not show_progress,
     )
     began = time.monotonic()
-    with open_log(db, create=True) as store, progress:
-        task = progress.add_task(f"{game} tournament", total=games, rate=0.0)
+    task = progress.add_task(f"{game} tournament", total=games, rate=0.0)
 
-        def advance(done: int, total: int) -> None:
-            progress.update(task, completed=done, rate=done / max(time.monotonic() - began, 1e-9))
+    def advance(done: int, total: int) -> None:
+        progress.start()  # shown from the first finished match on, not over a usage error
+        progress.update(task, completed=done, rate=done / max(time.monotonic() - began, 1e-9))
 
-        result = run_tournament(
-            game,
-            player,
-            games=games,
-            store=store,
-            jobs=jobs,
-            seats=seats,
-            options=settings,
-            seed=seed,
-            timeout=timeout,
-            on_progress=advance,
-        )
+    with open_log(db, create=True) as store:
+        try:
+            result = run_tournament(
+                game,
+                player,
+                games=games,
+                store=store,
+                jobs=jobs,
+                seats=seats,
+                options=settings,
+                seed=seed,
+                timeout=timeout,
+                on_progress=advance,
+            )
+        finally:
+            progress.stop()
     if json:
         emit_json(result)
     else:
-        table = Table(show_edge=False, box=None, header_style="bold", pad_edge=False)
-        for column in (
-            "player",
-            "strategy",
-            "matches",
-            "wins",
-            "draws",
-            "losses",
-            "win rate (95% CI)",
-            "mean place",
-            "rating",
-        ):
-            table.add_column(column, justify="left" if column in ("player", "strategy") else "right")
+        table = Table(show_edge=False, box=None, header_style="bold", pad_edge=False, collapse_padding=True)
+        # The strategy column only when it says more than the names (`-p alice=random`).
+        strategies = any(s.name.split("#")[0] != short_spec(s.player) for s in result.standings)
+        columns = ["player", "strategy"] if strategies else ["player"]
+        for column in (*columns, "matches", "wins", "draws", "losses", "win rate (95% CI)", "mean place", "rating"):
+            names = column in ("player", "strategy")
+            table.add_column(column, justify="left" if names else "right", no_wrap=not names, overflow="fold")
         for s in result.standings:
             table.add_row(
                 s.name,
-                short_spec(s.player),
+                *([short_spec(s.player)] if strategies else []),
                 str(s.matches),
                 str(s.wins),
                 str(s.draws),
                 str(s.losses),
-                f"{s.win_rate:.1%} ({s.win_low:.1%}-{s.win_high:.1%})",
+                f"{s.win_rate:.1%} ({s.win_low * 100:.1f}-{s.win_high:.1%})",
                 f"{s.mean_place:.2f}",
                 f"{s.rating:.0f}",
             )

@@ -411,3 +411,18 @@ def test_remote_commands_explain_what_went_wrong(db: str):
     assert "error[remote.too_few]" in err
     _, err = invoke("client", "fish", "--name", "R2-D2", "--port", "9", code=2)
     assert "error[usage.name]" in err
+
+
+def test_a_tournament_prints_its_results_table(db: str):
+    out, _ = invoke("tournament", "porrinha", "-p", "alice=random", "-p", "reasoner", "--games", "12", "-q", "--db", db)
+    header, *rows = [line for line in out.splitlines() if line.strip()][:3]
+    assert header.split()[:3] == ["player", "strategy", "matches"] and "win rate (95% CI)" in header
+    assert sorted(row.split()[:2] for row in rows) == [["alice", "random"], ["reasoner", "reasoner"]]
+    assert "12 matches in" in out and "every hash chain verifies" in out
+    out, _ = invoke("tournament", "porrinha", "-p", "random", "-p", "reasoner", "--games", "4", "-q", "--db", db)
+    assert out.split()[:2] == ["player", "matches"]  # names that are their strategies need no second column
+
+
+def test_a_tournament_refused_for_its_table_size_prints_only_the_error(db: str):
+    out, err = invoke("tournament", "fish", *["-p", "random"] * 5, "--seats", "5", "--db", db, code=2)
+    assert out == "" and err.strip() == "error[usage.seats]: Fish is played by 2 to 4 players, not 5"
