@@ -31,6 +31,7 @@ from matchlog.events import (
     MatchStarted,
     Outcome,
     PlayerRemoved,
+    Record,
     drafts,
     uuid7,
 )
@@ -75,6 +76,23 @@ class MemoryRecorder:
 
     def record(self, drafts: list[Draft]) -> None:
         self.drafts.extend(drafts)
+
+    def records(self, match_id: UUID, *, at_us: int | None = None) -> list[Record]:
+        """The drafts as the log's records of `match_id`, unhashed (to fold or audit a match played
+        without a log); `at_us` stamps them all with one time instead of each its own."""
+        return [
+            Record(
+                match_id=match_id,
+                seq=seq,
+                event_id=draft.event_id,
+                at_us=draft.at_us if at_us is None else at_us,
+                actor=draft.event.actor,
+                version=draft.event.version,
+                event=draft.event,
+                hash=b"",
+            )
+            for seq, draft in enumerate(self.drafts)
+        ]
 
     def project(self, last_seq: int, figures: list[Figure]) -> None:
         self.figures = figures

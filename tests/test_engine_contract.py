@@ -74,19 +74,7 @@ def playout(game: str, players: int, seed: int) -> tuple[Referee, list[Any], lis
     referee = Referee(guarded, started, recorder, on_event=lambda event, state: live.append(state), chance=chance)  # type: ignore[arg-type]
     calls = [PlayerCalls(make_player(game, seat.player, random.Random(rng.random())), None) for seat in seats]
     RUNNERS[game](referee, calls, chance or random.Random(rng.random()))
-    records = [
-        Record(
-            match_id=referee.match_id,
-            seq=seq,
-            event_id=d.event_id,
-            at_us=d.at_us,
-            actor=d.event.actor,
-            version=d.event.version,
-            event=d.event,
-            hash=b"",
-        )
-        for seq, d in enumerate(recorder.drafts)
-    ]
+    records = recorder.records(referee.match_id)
     return referee, live, records
 
 

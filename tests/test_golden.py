@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from matchlog.engines import get as get_engine
-from matchlog.events import Record, encode
+from matchlog.events import encode
 from matchlog.referee import MemoryRecorder, play_match, seats_from_specs
 from matchlog.referee.players import make_player
 from matchlog.replay import timeline
@@ -52,19 +52,7 @@ def playthrough(game: str, specs: list[str], options: dict, seed: int) -> str:
     players = [make_player(game, s.player, random.Random(rng.randrange(2**63))) for s in seats]
     recorder = MemoryRecorder()
     play_match(game, seats, players, options=options, recorder=recorder, seed=rng.randrange(2**63))
-    records = [
-        Record(
-            match_id=recorder.drafts[0].event_id,
-            seq=i,
-            event_id=d.event_id,
-            at_us=0,
-            actor=d.event.actor,
-            version=d.event.version,
-            event=d.event,
-            hash=b"",
-        )
-        for i, d in enumerate(recorder.drafts)
-    ]
+    records = recorder.records(recorder.drafts[0].event_id, at_us=0)
     lines = [encode(d.event).decode() for d in recorder.drafts]
     steps = list(timeline(records))
     engine = get_engine(game)

@@ -510,19 +510,5 @@ def test_a_player_answering_anything_gets_a_ruling_and_the_match_ends_recorded(
     assert result.outcome is not None
     removals = [d.event for d in recorder.drafts if isinstance(d.event, PlayerRemoved)]
     assert all(r.seat == 0 for r in removals), "only the saboteur is ever removed"
-    from matchlog.events import Record
-
-    records = [
-        Record(
-            match_id=result.match_id,
-            seq=i,
-            event_id=d.event_id,
-            at_us=d.at_us,
-            actor=d.event.actor,
-            version=d.event.version,
-            event=d.event,
-            hash=b"",
-        )
-        for i, d in enumerate(recorder.drafts)
-    ]
+    records = recorder.records(result.match_id)
     assert audit_records(records).findings == [], "every ruling is the rules' own"
