@@ -6,14 +6,19 @@ The catalogue is kept in the same transaction as the events, so it never disagre
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 from uuid import UUID
 
+import duckdb
 import msgspec
 
 from matchlog.events import ActionsUndone, Event, MatchEnded, MatchStarted, Outcome
 
-__all__ = ["Appended", "Figures", "Finding", "MatchInfo", "SeatRow"]
+from .schema import MATCH_COLUMNS
+
+__all__ = ["Appended", "Figures", "Finding", "MatchInfo", "SeatRow", "select_matches"]
 
 _EPOCH = datetime(1970, 1, 1)
 
@@ -204,3 +209,14 @@ class MatchInfo(msgspec.Struct, frozen=True, kw_only=True):
 def _naive(at_us: int | None) -> datetime | None:
     """A naive UTC datetime (what a DuckDB TIMESTAMP holds) from microseconds since the epoch."""
     return None if at_us is None else _EPOCH + timedelta(microseconds=at_us)
+
+
+_MATCH_SELECT = ", ".join(
+    f"epoch_us({column})" if column in ("created_at", "ended_at") else column for column in MATCH_COLUMNS
+)
+
+
+def select_matches(con: duckdb.DuckDBPyConnection, where: str = "", params: Sequence[Any] = ()) -> list[MatchInfo]:
+    """Catalogue rows matching a WHERE clause."""
+    rows = con.execute(f"SELECT {_MATCH_SELECT} FROM matches {where}", list(params)).fetchall()
+    return [MatchInfo.from_row(row) for row in rows]

@@ -33,18 +33,15 @@ from matchlog.events import (
     uuid_from_int,
 )
 
-from .catalogue import Appended, Figures, Finding, MatchInfo
+from .catalogue import Appended, Figures, Finding, MatchInfo, select_matches
 from .chain import SQL_EXPECTED_HASH
-from .schema import DDL, MATCH_COLUMNS, SCHEMA_VERSION
+from .schema import DDL, SCHEMA_VERSION
 from .writer import Item, Request, Writer, items, replace_figures
 
-__all__ = ["Store", "connect_read_only", "select_matches"]
+__all__ = ["Store", "connect_read_only"]
 
 # Event ids come as text: DuckDB's own UUID objects cost ~15 µs a row, text and `_uuid` about 1.
 _RECORD_COLUMNS = "seq, event_id::VARCHAR, epoch_us(recorded_at), actor, type, version, payload, hash"
-_MATCH_SELECT = ", ".join(
-    f"epoch_us({column})" if column in ("created_at", "ended_at") else column for column in MATCH_COLUMNS
-)
 _CANONICAL_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 _LOCKED = re.compile(r"Conflicting lock is held in (?P<program>.*?) \(PID (?P<pid>\d+)\)")
 
@@ -101,12 +98,6 @@ def connect_read_only(path: str | Path) -> duckdb.DuckDBPyConnection:
             "lock_configuration": True,
         },
     )
-
-
-def select_matches(con: duckdb.DuckDBPyConnection, where: str = "", params: Sequence[Any] = ()) -> list[MatchInfo]:
-    """Catalogue rows matching a WHERE clause."""
-    rows = con.execute(f"SELECT {_MATCH_SELECT} FROM matches {where}", list(params)).fetchall()
-    return [MatchInfo.from_row(row) for row in rows]
 
 
 _VERIFY = f"""

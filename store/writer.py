@@ -48,7 +48,7 @@ from matchlog.events import (
     uuid7_texts,
 )
 
-from .catalogue import Appended, Figures, MatchInfo, SeatRow
+from .catalogue import Appended, Figures, MatchInfo, SeatRow, select_matches
 from .chain import GENESIS, chain_hash
 from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS
 
@@ -463,8 +463,6 @@ class Writer:
                 missing.append(match_id)
         if not missing:
             return
-        from .log import select_matches  # the one place that reads catalogue rows
-
         texts = [str(m) for m in missing]
         found = {
             info.match_id: info
@@ -577,8 +575,6 @@ class Writer:
 
 
 def _select_one(con: duckdb.DuckDBPyConnection, match_id: UUID) -> MatchInfo | None:
-    from .log import select_matches  # the one place that reads catalogue rows
-
     found = select_matches(con, "WHERE match_id = ?", [match_id])
     return found[0] if found else None
 

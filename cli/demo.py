@@ -1,0 +1,76 @@
+"""`matchlog demo`: the README's main job."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+import matchlog.referee as referee_package
+from matchlog.referee import DEFAULT_TIMEOUT
+
+from .base import (
+    DEFAULT_DB,
+    Db,
+    app,
+    open_log,
+    reports_errors,
+)
+from .check import audit_command
+from .inspect import replay, show
+from .output import (
+    console,
+    short,
+)
+from .play import play_and_report
+from .query import stats
+
+# -- the main job ------------------------------------------------------------------------------
+
+
+@app.command("demo")
+@reports_errors
+def demo(
+    games: Annotated[int, typer.Option(min=1, help="Matches of each game to play.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed for chance and the players.")] = 2026,
+    db: Db = DEFAULT_DB,
+) -> None:
+    """The main job: referee matches of every game into the log, then show statistics, a replay
+    excerpt, a Fish board, and the audit of everything recorded."""
+    example = Path(referee_package.__file__).resolve().parent / "example_player.py"
+    tables = [
+        (
+            "Porrinha: 5 players, one a user class from a file",
+            "porrinha",
+            ["random", "reasoner", "cautious=" + f"{example}:CautiousPlayer", "random", "reasoner"],
+            {"chopsticks": 3, "policy": "lenient"},
+        ),
+        ("backgammon: the heuristic player against random", "backgammon", ["heuristic", "random"], {}),
+        (
+            "Da Vinci Code: the seed's AI against random, with jokers",
+            "davinci",
+            ["seed-ai", "random", "seed-ai"],
+            {"jokers": True},
+        ),
+        (
+            "Fish: house players on a random board with holes",
+            "fish",
+            ["maximin:2", "maximin:1", "random"],
+            {"rows": 5, "columns": 5, "random_board": True, "holes": 3, "one_fish": 2},
+        ),
+    ]
+    for title, game, specs, options in tables:
+        console.rule(f"[bold]play[/] {title}")
+        play_and_report(
+            game, specs, options=options, games=games, seed=seed, timeout=DEFAULT_TIMEOUT, quiet=True, db=db, json=False
+        )
+    console.rule("[bold]stats[/]")
+    stats(db=db)
+    with open_log(db) as store:
+        last = store.matches(game="porrinha", status="finished", limit=1)[0]
+        board = store.matches(game="fish", status="finished", limit=1)[0]
+    console.rule(f"[bold]replay[/] of Porrinha match {short(last.match_id)} (first 16 events)")
+    replay(str(last.match_id), start=0, stop=15, as_seat=None, db=db, json=False)
+    console.rule(f"[bold]show[/] the end of Fish match {short(board.match_id)}")
+    show(str(board.match_id), db=db)
+    console.rule("[bold]audit[/] of every match: the chain, every answer, ruling and die re-judged")
+    audit_command(None, all_matches=True, db=db)
