@@ -1,17 +1,23 @@
 """What every command shares: the typer applications, the common options, the error wrapper and
 opening the log."""
 
+from __future__ import annotations
+
 import functools
 import os
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from matchlog.events import MatchlogError, StoreError, UsageError
-from matchlog.store import Store, is_interrupt
+from matchlog.events import MatchlogError, UsageError
+from matchlog.store import is_interrupt
+
+if TYPE_CHECKING:
+    from matchlog import Log
 
 from .output import (
     error_line,
@@ -34,6 +40,7 @@ __all__ = [
     "RandomBoard",
     "Rows",
     "Seed",
+    "Server",
     "Timeout",
     "app",
     "client_app",
@@ -44,6 +51,7 @@ __all__ = [
     "reports_errors",
     "seat_of",
     "serve_app",
+    "since_option",
 ]
 
 app = typer.Typer(
@@ -61,6 +69,15 @@ app.add_typer(serve_app, name="serve")
 client_app = typer.Typer(help="Connect a local player to a remote matchlog server.", no_args_is_help=True)
 app.add_typer(client_app, name="client")
 
+Server = Annotated[
+    str | None,
+    typer.Option(
+        "--server",
+        metavar="URL",
+        envvar="MATCHLOG_SERVER",
+        help="Work through the matchlog server at URL (default: the server that owns --db, if one runs).",
+    ),
+]
 Db = Annotated[
     Path,
     typer.Option("--db", envvar="MATCHLOG_DB", help="The log file.", show_default=True),
@@ -105,15 +122,22 @@ def reports_errors(command: F) -> F:
     return run  # type: ignore[return-value]
 
 
-def open_log(db: Path, *, create: bool = False) -> Store:
-    """The log at `db`, owned by this command; only commands that record may create it.
+def open_log(db: Path, server: str | None = None, *, create: bool = False) -> Log:
+    """The log a command works on: the server at `server`; else the server that owns `db` (found
+    through the file it writes beside the log); else the file itself, for writing where this user
+    may (that rolls the catalogue forward after a crash and lets time travel cache its snapshots),
+    read-only where not. Only commands that record may create a file, so a mistyped --db never
+    leaves an empty log behind.
 
-    Reading commands open it for writing too: that rolls the catalogue forward after a crash and
-    lets time travel cache its snapshots (DuckDB lets one process own a file either way).
+    Raises:
+        StoreError: no log there (`store.missing`), or it cannot be opened.
+        RemoteError: the server cannot be reached.
     """
-    if not create and str(db) != ":memory:" and not db.exists():
-        raise StoreError(f"there is no log at {db} (play a match first, or give --db)", code="store.missing")
-    return Store(db)
+    import matchlog
+
+    if server:
+        return matchlog.open(server)
+    return matchlog.open(db, mode="create" if create else "auto")
 
 
 def players_option(builtins: str) -> Any:
@@ -170,3 +194,19 @@ def fish_options(rows: int, cols: int, fish: int, random_board: bool, holes: int
         "holes": holes,
         "one_fish": one_fish,
     }
+
+
+def since_option(text: str | None) -> datetime | None:
+    """A --since date (YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC).
+
+    Raises:
+        UsageError: it is not such a date.
+    """
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None)
+    except ValueError:
+        raise UsageError(
+            f"--since takes a date like 2026-11-21 or 2026-11-21T18:30, not {text!r}", code="usage.since"
+        ) from None

@@ -1,16 +1,18 @@
 """Checking the log: `verify` (the hash chains) and `audit` (the rules)."""
 
+from __future__ import annotations
+
 from typing import Annotated
 
 import typer
 
 from matchlog.events import UsageError
-from matchlog.replay.audit import audit, dispute
 
 from .base import (
     DEFAULT_DB,
     Db,
     Json,
+    Server,
     app,
     open_log,
     reports_errors,
@@ -29,13 +31,13 @@ from .output import (
 def verify(
     match: Annotated[str | None, typer.Argument(help="One match (default: every match in the log).")] = None,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Check the hash chain of every event, and each match's head in the catalogue."""
-    with open_log(db) as store:
-        findings = store.verify(match)
-        count = store.count() if match is None else store.match(match).last_seq + 1
-        matches = len(store.matches(limit=None)) if match is None else 1
+    with open_log(db, server) as log:
+        result = log.verify(match)
+    findings, count, matches = result.findings, result.events, result.matches
     if json:
         emit_json(
             {
@@ -64,6 +66,7 @@ def audit_command(
         int | None, typer.Option(min=0, help="The dispute report for this event of MATCH: the evidence about it.")
     ] = None,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Re-judge recorded matches by the rules, from the log alone; exit status 1 on any finding.
@@ -79,17 +82,16 @@ def audit_command(
         raise UsageError("give one MATCH or --all", code="usage.arguments")
     if seq is not None and match is None:
         raise UsageError("--seq needs a MATCH", code="usage.arguments")
-    with open_log(db) as store:
+    with open_log(db, server) as log:
         if seq is not None:
-            report = dispute(store, match, seq)  # type: ignore[arg-type]
+            report = log.dispute(match, seq)  # type: ignore[arg-type]
             findings = report.findings
             if json:
                 emit_json(report)
             else:
                 print_dispute(report)
         else:
-            ids = None if match is None else [store.resolve(match)]
-            reports = list(audit(store, ids))
+            reports = list(log.audit(None if match is None else [match]))
             findings = [f for r in reports for f in r.findings]
             if json:
                 emit_json({"ok": not findings, "matches": reports})

@@ -1,5 +1,7 @@
 """`matchlog demo`: the README's main job."""
 
+from __future__ import annotations
+
 from pathlib import Path
 from typing import Annotated
 
@@ -65,9 +67,9 @@ def demo(
         )
     console.rule("[bold]stats[/]")
     stats(db=db)
-    with open_log(db) as store:
-        last = store.matches(game="porrinha", status="finished", limit=1)[0]
-        board = store.matches(game="fish", status="finished", limit=1)[0]
+    with open_log(db) as log:
+        last = log.matches(game="porrinha", status="finished", limit=1)[0]
+        board = log.matches(game="fish", status="finished", limit=1)[0]
     console.rule(f"[bold]replay[/] of Porrinha match {short(last.match_id)} (first 16 events)")
     replay(str(last.match_id), start=0, stop=15, as_seat=None, db=db, json=False)
     console.rule(f"[bold]show[/] the end of Fish match {short(board.match_id)}")

@@ -1,11 +1,11 @@
 """Reading matches: `list`, `show` and `replay`."""
 
+from __future__ import annotations
+
 from typing import Annotated
 
 import msgspec
 import typer
-
-from matchlog.replay import state_at, timeline
 
 from .base import (
     DEFAULT_DB,
@@ -13,10 +13,11 @@ from .base import (
     Db,
     Json,
     Match,
+    Server,
     app,
     open_log,
     reports_errors,
-    seat_of,
+    since_option,
 )
 from .output import (
     console,
@@ -26,21 +27,26 @@ from .output import (
     when,
 )
 
-# -- reading -----------------------------------------------------------------------------------
-
 
 @app.command("list")
 @reports_errors
 def list_matches(
     game: Annotated[str | None, typer.Option(help="Only this game.")] = None,
     status: Annotated[str | None, typer.Option(help="Only running, finished or abandoned matches.")] = None,
-    limit: Annotated[int, typer.Option(min=1, help="At most this many, newest first.")] = 50,
+    player: Annotated[str | None, typer.Option(help="Only matches with a seat of this name or strategy.")] = None,
+    since: Annotated[
+        str | None, typer.Option(help="Only matches started at or after this date (YYYY-MM-DD[THH:MM], UTC).")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1_000_000_000, help="At most this many, newest first.")] = 50,
+    offset: Annotated[int, typer.Option(min=0, max=1_000_000_000, help="Skip this many first (paging).")] = 0,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """List the matches in the log, newest first."""
-    with open_log(db) as store:
-        found = store.matches(game=game, status=status, limit=limit)
+    started = since_option(since)
+    with open_log(db, server) as log:
+        found = log.matches(game=game, status=status, player=player, since=started, limit=limit, offset=offset)
     if json:
         emit_json([match_dict(info) for info in found])
     elif not found:
@@ -56,33 +62,29 @@ def show(
     at: Annotated[int | None, typer.Option("--at", help="The state after this seq (default: the last).")] = None,
     as_seat: AsSeat = None,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Show a match's state at a seq, as the referee saw it or as one seat did."""
-    with open_log(db) as store:
-        info = store.match(match)
-        current = state_at(store, info.match_id, at)
-    engine, state = current.engine, current.state
-    seat = seat_of(as_seat, info.players)
-    if as_seat is not None:
-        state = engine.view(state, seat)
+    with open_log(db, server) as log:
+        info = log.info(match)
+        position = log.state(info.match_id, at, as_seat=as_seat)
     if json:
-        turn = engine.to_act(current.state)
-        outcome = engine.outcome(current.state)
         emit_json(
             {
                 "match": match_dict(info),
-                "seq": current.seq,
+                "seq": position.seq,
                 "as_seat": as_seat,
-                "state": msgspec.to_builtins(state),
-                "to_act": msgspec.to_builtins(turn) if turn else None,
-                "outcome": msgspec.to_builtins(outcome) if outcome else None,
+                "state": msgspec.to_builtins(position.state),
+                "to_act": msgspec.to_builtins(position.to_act) if position.to_act else None,
+                "outcome": msgspec.to_builtins(position.outcome) if position.outcome else None,
             }
         )
         return
-    viewer = "" if as_seat is None else f" as {'a spectator' if seat is None else info.players[seat]}"
-    console.out(f"match {info.match_id} · {info.game} · seq {current.seq} of {info.last_seq}{viewer}")
-    console.out(engine.render(state))
+    seen_by = "a spectator" if as_seat == -1 else info.players[as_seat] if as_seat is not None else ""
+    viewer = f" as {seen_by}" if seen_by else ""
+    console.out(f"match {info.match_id} · {info.game} · seq {position.seq} of {info.last_seq}{viewer}")
+    console.out(position.text)
 
 
 @app.command("replay")
@@ -93,31 +95,30 @@ def replay(
     stop: Annotated[int | None, typer.Option("--to", help="Last seq to print.", min=0)] = None,
     as_seat: AsSeat = None,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Replay a match step by step: one event a line, with what it changed."""
-    with open_log(db) as store:
-        info = store.match(match)
-        records = store.read(info.match_id, stop=stop)
-    seat = seat_of(as_seat, info.players)
-    steps = [s for s in timeline(records, seat, as_seat=as_seat is not None) if s.record.seq >= start]
+    with open_log(db, server) as log:
+        info = log.info(match)
+        lines = log.lines(info.match_id, start=start, stop=stop, as_seat=as_seat)
     if json:
         emit_json(
             [
                 {
-                    "seq": s.record.seq,
-                    "at": when(s.record.at_us),
-                    "actor": s.record.actor,
-                    "type": s.event.tag,
-                    "event": msgspec.to_builtins(s.event),
-                    "text": s.text,
-                    "undone_by": s.undone_by,
+                    "seq": line.seq,
+                    "at": when(line.at_us),
+                    "actor": line.actor,
+                    "type": line.type,
+                    "event": msgspec.to_builtins(line.event),
+                    "text": line.text,
+                    "undone_by": line.undone_by,
                 }
-                for s in steps
+                for line in lines
             ]
         )
         return
-    for step in steps:
-        actor = "referee" if step.record.actor is None else info.players[step.record.actor]
-        undone = f"  (taken back at seq {step.undone_by})" if step.undone_by is not None else ""
-        console.out(f"{step.record.seq:>5}  {when(step.record.at_us)}  {actor:<12}  {step.text}{undone}")
+    for line in lines:
+        actor = "referee" if line.actor is None else info.players[line.actor]
+        undone = f"  (taken back at seq {line.undone_by})" if line.undone_by is not None else ""
+        console.out(f"{line.seq:>5}  {when(line.at_us)}  {actor:<12}  {line.text}{undone}")

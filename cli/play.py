@@ -1,5 +1,7 @@
 """`matchlog play GAME`: referee a series of matches between players and record them."""
 
+from __future__ import annotations
+
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,6 +27,7 @@ from .base import (
     RandomBoard,
     Rows,
     Seed,
+    Server,
     Timeout,
     fish_options,
     open_log,
@@ -63,6 +66,7 @@ def play_porrinha(
     timeout: Timeout = DEFAULT_TIMEOUT,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Play Porrinha (a chopsticks guessing game) and record every match.
@@ -71,7 +75,16 @@ def play_porrinha(
     """
     options = {"chopsticks": chopsticks, "policy": policy.value}
     play_and_report(
-        "porrinha", player, options=options, games=games, seed=seed, timeout=timeout, quiet=quiet, db=db, json=json
+        "porrinha",
+        player,
+        options=options,
+        games=games,
+        seed=seed,
+        timeout=timeout,
+        quiet=quiet,
+        db=db,
+        server=server,
+        json=json,
     )
 
 
@@ -90,6 +103,7 @@ def play_davinci(
     timeout: Timeout = DEFAULT_TIMEOUT,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Play Da Vinci Code (2 to 4 players; hidden tiles) and record every match.
@@ -106,6 +120,7 @@ def play_davinci(
         timeout=timeout,
         quiet=quiet,
         db=db,
+        server=server,
         json=json,
     )
 
@@ -125,6 +140,7 @@ def play_fish(
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a user player may take per call.")] = FISH_TIMEOUT,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Play Fish (penguins on hexagonal tiles; 2 to 4 players) and record every game.
@@ -136,7 +152,16 @@ def play_fish(
     """
     options = fish_options(rows, cols, fish, random_board, holes, one_fish)
     play_and_report(
-        "fish", player, options=options, games=games, seed=seed, timeout=timeout, quiet=quiet, db=db, json=json
+        "fish",
+        player,
+        options=options,
+        games=games,
+        seed=seed,
+        timeout=timeout,
+        quiet=quiet,
+        db=db,
+        server=server,
+        json=json,
     )
 
 
@@ -159,6 +184,7 @@ def play_backgammon(
     timeout: Timeout = DEFAULT_TIMEOUT,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Play backgammon (pygammon's board and protocol) and record every game.
@@ -169,7 +195,16 @@ def play_backgammon(
     """
     options = {"rules": rules.value, "move_by_turn_rolls": move_by_turn_rolls}
     play_and_report(
-        "backgammon", player, options=options, games=games, seed=seed, timeout=timeout, quiet=quiet, db=db, json=json
+        "backgammon",
+        player,
+        options=options,
+        games=games,
+        seed=seed,
+        timeout=timeout,
+        quiet=quiet,
+        db=db,
+        server=server,
+        json=json,
     )
 
 
@@ -183,6 +218,7 @@ def play_and_report(
     timeout: float,
     quiet: bool,
     db: Path,
+    server: str | None = None,
     json: bool,
 ) -> None:
     played: list[MatchResult] = []
@@ -195,7 +231,7 @@ def play_and_report(
             )
             console.out(f"match {short(result.match_id)}  {placed}")
 
-    with open_log(db, create=True) as store:
+    with open_log(db, server, create=True) as log:
         try:
             series = play_series(
                 game,
@@ -203,15 +239,15 @@ def play_and_report(
                 games=games,
                 options=options,
                 seed=seed,
-                store=store,
+                store=log,
                 timeout=timeout,
                 on_match=report,
             )
         except KeyboardInterrupt:
-            unfinished = [m for m in store.matches(game=game, status="running", limit=1)]
+            unfinished = log.matches(game=game, status="running", limit=1)
             left = f"; match {short(unfinished[0].match_id)} is left unfinished" if unfinished else ""
             raise StoreError(f"interrupted after {len(played)} finished matches{left}", code="interrupted") from None
-        findings = store.verify([m.match_id for m in series.matches])
+        findings = log.verify([m.match_id for m in series.matches]).findings
         if json:
             emit_json(
                 {

@@ -1,34 +1,37 @@
 """Questions across matches: `stats`, `sql`, and the reference commands `schema` and `games`."""
 
+from __future__ import annotations
+
 import sys
-from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
-import duckdb
 import msgspec
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from matchlog.engines import get as get_engine
 from matchlog.engines import names as game_names
-from matchlog.events import MatchlogError, UsageError, json_schema
+from matchlog.events import UsageError, json_schema
 from matchlog.referee import builtin_names
-from matchlog.replay import statistics
-from matchlog.store import connect_read_only
+from matchlog.store import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
 
 from .base import (
     DEFAULT_DB,
     Db,
     Json,
+    Server,
     app,
     open_log,
     reports_errors,
+    since_option,
 )
 from .output import (
     console,
     emit_json,
+    errors,
     print_statistics,
     print_statistics_csv,
 )
@@ -53,6 +56,7 @@ def stats(
         Path | None, typer.Option(help="Also draw the figures into this .png or .svg file (needs matplotlib).")
     ] = None,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Statistics across matches: win rates with 95% intervals, first-mover advantage, match length,
@@ -65,9 +69,9 @@ def stats(
         get_engine(game)
     if json and csv:
         raise UsageError("choose --json or --csv, not both", code="usage.arguments")
-    started = _date(since) if since is not None else None
-    with open_log(db) as store:
-        result = statistics(store, game, by=by.value, since=started)
+    started = since_option(since)
+    with open_log(db, server) as log:
+        result = log.stats(game, by=by.value, since=started)
     if plot is not None:
         plot_statistics(result, plot)
     if json:
@@ -80,34 +84,34 @@ def stats(
             console.out(f"\nplotted to {plot}")
 
 
-def _date(text: str) -> datetime:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None)
-    except ValueError:
-        raise UsageError(
-            f"--since takes a date like 2026-11-21 or 2026-11-21T18:30, not {text!r}", code="usage.since"
-        ) from None
-
-
 @app.command("sql")
 @reports_errors
 def sql(
-    query: Annotated[str, typer.Argument(help="A SELECT over the tables events, matches, seats.")],
+    query: Annotated[
+        str, typer.Argument(help="One SELECT over the tables events, matches, seats, figures and the views.")
+    ],
+    timeout: Annotated[
+        float, typer.Option(min=0.001, help="Stop the query after this many seconds.")
+    ] = DEFAULT_SQL_TIMEOUT,
+    max_rows: Annotated[
+        int, typer.Option("--max-rows", min=1, max=10_000_000, help="Print at most this many rows.")
+    ] = DEFAULT_SQL_ROWS,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
     csv: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
 ) -> None:
-    """Run read-only SQL on the log: it can neither change the log nor read or write other files."""
-    open_log(db).close()  # first bring the catalogue up to date, should a writer have stopped short
-    con = connect_read_only(db)
-    try:
-        relation = con.execute(query)
-        columns = [d[0] for d in relation.description or []]
-        rows = relation.fetchall()
-    except duckdb.Error as error:
-        raise MatchlogError(str(error).strip().splitlines()[0], code="sql.error") from None
-    finally:
-        con.close()
+    """Run one read-only SELECT on the log: it can neither change the log nor read or write other
+    files. It stops after --timeout seconds (or at Ctrl-C) and prints at most --max-rows rows; the
+    log's memory limit is $MATCHLOG_MEMORY_LIMIT (default: a quarter of the machine's memory).
+
+    Example: matchlog sql "SELECT player, avg(place) FROM seats GROUP BY player"
+    """
+    if json and csv:
+        raise UsageError("choose --json or --csv, not both", code="usage.arguments")
+    with open_log(db, server) as log:
+        result = log.sql(query, timeout=timeout, max_rows=max_rows)
+    columns, rows = result.columns, result.rows
     if json:
         emit_json([dict(zip(columns, row, strict=True)) for row in rows])
     elif csv:
@@ -119,10 +123,12 @@ def sql(
     else:
         table = Table(show_edge=False, box=None, header_style="bold")
         for column in columns:
-            table.add_column(column)
+            table.add_column(escape(column))
         for row in rows:
-            table.add_row(*(_plain(v) for v in row))
+            table.add_row(*(escape(_plain(v)) for v in row))
         console.print(table)
+    if result.truncated:
+        errors.print(f"(only the first {max_rows} rows: give --max-rows for more)", markup=False)
 
 
 def _plain(value: Any) -> str:

@@ -1,5 +1,7 @@
 """`matchlog serve fish` and `matchlog client fish`: the Fish course's remote players over TCP."""
 
+from __future__ import annotations
+
 import random
 from typing import Annotated, Any
 
@@ -20,6 +22,7 @@ from .base import (
     RandomBoard,
     Rows,
     Seed,
+    Server,
     client_app,
     fish_options,
     open_log,
@@ -56,6 +59,7 @@ def serve_fish(
     seed: Seed = None,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Take sign-ups from remote Fish clients, then referee a knockout tournament between them.
@@ -79,7 +83,7 @@ def serve_fish(
             said = f"refused ({sign_up.refused})" if sign_up.refused else "signed up"
             errors.print(f"{sign_up.address} {sign_up.name or '?'}: {said}", highlight=False)
 
-    with open_log(db, create=True) as store:
+    with open_log(db, server, create=True) as store:
         result = serve(
             host=host,
             port=port,

@@ -1,10 +1,12 @@
 """`matchlog tournament`: round-robin tournaments in worker processes, and knockouts."""
 
+from __future__ import annotations
+
 import random
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 import typer
@@ -14,7 +16,9 @@ import matchlog.referee as referee_package
 from matchlog.engines import get as get_engine
 from matchlog.events import UsageError
 from matchlog.referee import DEFAULT_TIMEOUT
-from matchlog.store import Store
+
+if TYPE_CHECKING:
+    from matchlog import Log
 
 from .base import (
     DEFAULT_DB,
@@ -23,6 +27,7 @@ from .base import (
     Json,
     Quiet,
     Seed,
+    Server,
     app,
     open_log,
     players_option,
@@ -81,6 +86,7 @@ def tournament(
     ] = False,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Play a round-robin tournament in parallel worker processes, recording every match.
@@ -101,7 +107,7 @@ def tournament(
     if timeout is None:
         timeout = FISH_TIMEOUT if game == "fish" else DEFAULT_TIMEOUT
     if knockout:
-        with open_log(db, create=True) as store:
+        with open_log(db, server, create=True) as store:
             seats = referee_package.seats_from_specs(game, player)
             base = random.Random(seed)
             players = [referee_package.make_player(game, s.player, random.Random(base.randrange(2**63))) for s in seats]
@@ -134,7 +140,7 @@ def tournament(
         progress.start()  # shown from the first finished match on, not over a usage error
         progress.update(task, completed=done, rate=done / max(time.monotonic() - began, 1e-9))
 
-    with open_log(db, create=True) as store:
+    with open_log(db, server, create=True) as store:
         try:
             result = run_tournament(
                 game,
@@ -207,9 +213,9 @@ def knockout_progress() -> Callable[[Any, Any], None]:
     return heard
 
 
-def report_knockout(store: Store, db: Path, result: Any, *, json: bool) -> None:
+def report_knockout(store: Log, db: Path, result: Any, *, json: bool) -> None:
     """A finished knockout, checked against the log: as JSON, or as its winners and places."""
-    findings = store.verify([result.tournament_id, *(g.match_id for g in result.games)])
+    findings = store.verify([result.tournament_id, *(g.match_id for g in result.games)]).findings
     outcome = result.outcome
     if json:
         emit_json(

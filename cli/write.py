@@ -1,6 +1,8 @@
 """Changing the log by appending (`undo`, `abandon`, `fork`), and moving matches out and in
 (`export`, `import`)."""
 
+from __future__ import annotations
+
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -9,13 +11,13 @@ from typing import Annotated
 import typer
 
 from matchlog.events import UsageError
-from matchlog.replay import abandon, export_seat_jsonl, fork, undo
 
 from .base import (
     DEFAULT_DB,
     Db,
     Json,
     Match,
+    Server,
     app,
     open_log,
     reports_errors,
@@ -25,8 +27,6 @@ from .output import (
     emit_json,
 )
 
-# -- writing -----------------------------------------------------------------------------------
-
 
 @app.command("undo")
 @reports_errors
@@ -34,13 +34,14 @@ def undo_command(
     match: Match,
     reason: Annotated[str, typer.Option(help="Why, for the record.")] = "",
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Take back a match's latest effective action (as an arbiter). The log keeps everything."""
-    with open_log(db, create=True) as store:
-        appended = undo(store, match, reason=reason)
-        records = store.read(appended.match_id, start=appended.first_seq, stop=appended.first_seq)
-    seqs = list(records[0].event.seqs)  # type: ignore[attr-defined]
+    with open_log(db, server) as log:
+        appended = log.undo(match, reason=reason)
+        line = log.lines(appended.match_id, start=appended.first_seq, stop=appended.first_seq)[0]
+    seqs = list(line.event.seqs)  # type: ignore[attr-defined]
     if json:
         emit_json({"match_id": str(appended.match_id), "seq": appended.first_seq, "undone": seqs})
     else:
@@ -54,6 +55,7 @@ def abandon_command(
     all_running: Annotated[bool, typer.Option("--all-running", help="Every match still running.")] = False,
     reason: Annotated[str, typer.Option(help="Why, for the record.")] = "its referee stopped before the end",
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """End unfinished matches (their referee crashed or was killed) as abandoned, with a reason.
@@ -63,9 +65,9 @@ def abandon_command(
     """
     if (match is None) == (not all_running):
         raise UsageError("give one MATCH or --all-running", code="usage.arguments")
-    with open_log(db) as store:
-        ids = [m.match_id for m in store.matches(status="running", limit=None)] if all_running else [match]
-        ended = [abandon(store, match_id, reason=reason).match_id for match_id in ids]  # type: ignore[arg-type]
+    with open_log(db, server) as log:
+        ids = [m.match_id for m in log.matches(status="running")] if all_running else [match]
+        ended = [log.abandon(match_id, reason=reason).match_id for match_id in ids]  # type: ignore[arg-type]
     if json:
         emit_json({"abandoned": [str(m) for m in ended], "reason": reason})
     else:
@@ -78,12 +80,13 @@ def fork_command(
     match: Match,
     at: Annotated[int, typer.Option("--at", help="The last seq to copy.", min=0)],
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Copy a match up to a seq into a new match (for what-if play); the new one records its origin."""
-    with open_log(db, create=True) as store:
-        source = store.resolve(match)
-        new_id = fork(store, source, at)
+    with open_log(db, server) as log:
+        source = log.info(match).match_id
+        new_id = log.fork(source, at)
     if json:
         emit_json({"match_id": str(new_id), "origin": {"match_id": str(source), "seq": at}})
     else:
@@ -111,35 +114,29 @@ def export(
         ),
     ] = None,
     db: Db = DEFAULT_DB,
+    server: Server = None,
 ) -> None:
     """Export matches: JSON Lines with the hash chain (for `import`), or Parquet for other tools."""
     if (match is None) == (not all_matches):
         raise UsageError("give one MATCH or --all", code="usage.export")
-    with open_log(db) as store:
-        ids = None if all_matches else [store.resolve(match)]  # type: ignore[arg-type]
-        if as_seat is not None:
-            if format is not Format.jsonl:
-                raise UsageError("--as-seat exports JSON Lines only", code="usage.export")
-            chosen = ids if ids is not None else [info.match_id for info in store.matches(limit=None)]
-            viewer = None if as_seat == -1 else as_seat
-            if output is None:
-                count = export_seat_jsonl(store, sys.stdout.buffer, chosen, viewer)
-                sys.stdout.buffer.flush()
-            else:
-                with output.open("wb") as out:
-                    count = export_seat_jsonl(store, out, chosen, viewer)
-        elif format is Format.parquet:
-            if output is None:
-                raise UsageError("parquet needs --output FILE", code="usage.export")
-            count = store.export_parquet(output, ids)
-        elif output is None:
-            count = store.export_jsonl(sys.stdout.buffer, ids)
+    if as_seat is not None and format is not Format.jsonl:
+        raise UsageError("--as-seat exports JSON Lines only", code="usage.export")
+    if format is Format.parquet and output is None:
+        raise UsageError("parquet needs --output FILE", code="usage.export")
+    with open_log(db, server) as log:
+        ids = None if all_matches else [log.info(match).match_id]  # type: ignore[arg-type]
+        if output is None:
+            count = log.export(sys.stdout.buffer, ids, format=format.value, as_seat=as_seat)
             sys.stdout.buffer.flush()
         else:
+            # Written whole, then renamed: a reader never finds half a file under that name.
             partial = output.with_name(output.name + ".partial")
-            with partial.open("wb") as out:
-                count = store.export_jsonl(out, ids)
-            partial.replace(output)
+            try:
+                with partial.open("wb") as out:
+                    count = log.export(out, ids, format=format.value, as_seat=as_seat)
+                partial.replace(output)
+            finally:
+                partial.unlink(missing_ok=True)
     if output is not None:
         console.out(f"{count} events written to {output}")
 
@@ -149,13 +146,14 @@ def export(
 def import_command(
     file: Annotated[Path, typer.Argument(help="A JSON Lines export.")],
     db: Db = DEFAULT_DB,
+    server: Server = None,
     json: Json = False,
 ) -> None:
     """Import a JSON Lines export: every chain is checked; all of it lands, or none of it."""
     if not file.is_file():
         raise UsageError(f"{file} is not a file", code="usage.file")
-    with open_log(db, create=True) as store, file.open("rb") as lines:
-        appended = store.import_jsonl(lines)
+    with open_log(db, server, create=True) as log, file.open("rb") as lines:
+        appended = log.import_jsonl(lines)
     written = sum(a.written for a in appended)
     if json:
         emit_json({"matches": len(appended), "events": written, "match_ids": [str(a.match_id) for a in appended]})

@@ -9,6 +9,8 @@
     │   ├── UnknownMatch          no match with that id (KeyError)
     │   └── ImportRejected        an import file failed its checks; nothing was written
     ├── RemoteError               a network game could not go on (no server, too few sign-ups)
+    ├── SqlError                  a query refused, failed or out of time (nothing was changed)
+    ├── Forbidden                 the caller's token does not allow it (or there is no token)
     └── UsageError                a request that makes no sense (bad player spec, bad option)
 
 The CLI prints any of these as `error[code]: message` and exits non-zero.
@@ -19,10 +21,12 @@ from __future__ import annotations
 __all__ = [
     "ConcurrencyError",
     "DecodeError",
+    "Forbidden",
     "IllegalAction",
     "ImportRejected",
     "MatchlogError",
     "RemoteError",
+    "SqlError",
     "StoreBusy",
     "StoreError",
     "UnknownMatch",
@@ -109,3 +113,15 @@ class RemoteError(MatchlogError):
     """A game over the network could not go on: no server, too few sign-ups, a broken exchange."""
 
     code = "remote.error"
+
+
+class SqlError(MatchlogError):
+    """A read-only query that was refused (not one SELECT), failed, or ran out of time."""
+
+    code = "sql.error"
+
+
+class Forbidden(MatchlogError):
+    """The caller may not do or see this: no token, or a token that does not allow it."""
+
+    code = "auth.forbidden"

@@ -432,7 +432,7 @@ def run_tournament(
             writer.flush()
     seconds = time.monotonic() - began
     match_ids = [m for m, count in writer.sent.items() if count]
-    findings = tuple(store.verify(match_ids)) if match_ids else ()
+    findings = _chain_findings(store, match_ids)
     standings = _standings(roster, writer.orders, writer.places)
     return TournamentResult(
         tournament_id,
@@ -494,6 +494,15 @@ def _standings(
             )
         )
     return tuple(sorted(standings, key=lambda s: (-s.rating, s.name)))
+
+
+def _chain_findings(store: Any, match_ids: list[UUID]) -> tuple[Finding, ...]:
+    """What verifying the recorded matches' chains finds: a Store answers with a list of findings,
+    a Log (`matchlog.open`: a file or a server) with a Verification that holds them."""
+    if not match_ids:
+        return ()
+    checked = store.verify(match_ids)
+    return tuple(getattr(checked, "findings", checked))
 
 
 def ratings(scored: Sequence[Sequence[float]], *, rounds: int = 10_000, tolerance: float = 1e-9) -> list[float]:

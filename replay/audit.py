@@ -49,7 +49,7 @@ from matchlog.store import Store
 
 from .fold import by_match, engine_of
 
-__all__ = ["AuditFinding", "Dispute", "MatchAudit", "audit", "audit_records", "dispute"]
+__all__ = ["AuditFinding", "Dispute", "LiveJudge", "MatchAudit", "audit", "audit_records", "dispute"]
 
 #: Removal codes that come from outside the rules (a timeout, an exception, a lost connection).
 _OUTSIDE_THE_RULES = ("player.", "remote.", "match.")
@@ -129,29 +129,62 @@ def audit_records(
         report = MatchAudit(match_id=match_id, game="?", events=len(records))
         report.findings.append(AuditFinding(match_id=match_id, seq=0, rule="audit.bad_start", message=error.message))
         return report
-    engine, report = walk.engine, walk.report
-    started = records[0].event
-    assert isinstance(started, MatchStarted)
+    report = walk.report
     try:
-        state = engine.start(started)
-    except MatchlogError as error:
-        walk.find(0, "audit.bad_start", f"the match cannot start as recorded: {error.message}")
+        auditor = _Auditor(walk, _chance_source(walk))
+    except _CannotStart:
         return report
-    rng = _chance_source(walk)
-    stack: list[tuple[int, Any]] = [(0, state)]
-    rejected: dict[int, str] = {}  # each seat's latest rejection code
-    ended: int | None = None
     for record in records[1:]:
-        before = stack[-1][1]
-        seq, event = record.seq, record.event
+        before = auditor.state
         found_before = len(report.findings)
-        if ended is not None and not isinstance(event, ActionsUndone):  # an arbiter may undo after the end
-            walk.find(seq, "audit.after_end", f"{event.tag} was recorded after the match ended at seq {ended}")
+        if not auditor.step(record):
+            break
+        if on_record is not None:
+            on_record(record, before, report.findings[found_before:])
+    if auditor.ended is None:
+        report.notes.append("the match has not ended")
+    report.checked = walk.counts
+    return report
+
+
+class _CannotStart(Exception):
+    """The match's first event does not start a match (a finding says why)."""
+
+
+class _Auditor:
+    """The referee's life re-lived one record at a time: the effective states (an undo pops them),
+    each seat's latest rejection, and where the match ended."""
+
+    def __init__(self, walk: _Walk, rng: ChanceSource | None) -> None:
+        self.walk = walk
+        self.rng = rng
+        started = walk.records[0].event
+        assert isinstance(started, MatchStarted)
+        try:
+            state = walk.engine.start(started)
+        except MatchlogError as error:
+            walk.find(0, "audit.bad_start", f"the match cannot start as recorded: {error.message}")
+            raise _CannotStart from None
+        self.stack: list[tuple[int, Any]] = [(0, state)]  # effective (seq, state after it)
+        self.rejected: dict[int, str] = {}  # each seat's latest rejection code
+        self.ended: int | None = None
+
+    @property
+    def state(self) -> Any:
+        return self.stack[-1][1]
+
+    def step(self, record: Record) -> bool:
+        """Judge one record and move on; False when the rules cannot fold the log any further."""
+        walk = self.walk
+        before = self.state
+        seq, event = record.seq, record.event
+        if self.ended is not None and not isinstance(event, ActionsUndone):  # an arbiter may undo after the end
+            walk.find(seq, "audit.after_end", f"{event.tag} was recorded after the match ended at seq {self.ended}")
         if isinstance(event, ActionsUndone):
             walk.counts["undos"] += 1
-            if ended in event.seqs:
-                ended = None  # the end is taken back: the match goes on
-            effective = [s for s, _ in stack[1:]]
+            if self.ended in event.seqs:
+                self.ended = None  # the end is taken back: the match goes on
+            effective = [s for s, _ in self.stack[1:]]
             if not event.seqs or list(event.seqs) != effective[-len(event.seqs) :]:
                 walk.find(
                     seq,
@@ -161,22 +194,64 @@ def audit_records(
                     latest=effective[-len(event.seqs) :] if event.seqs else [],
                 )
             else:
-                del stack[-len(event.seqs) :]
-        else:
-            _judge(walk, record, before, rng, rejected)
-            if isinstance(event, MatchEnded):
-                ended = seq
-            try:
-                stack.append((seq, engine.apply(before, event)))
-            except Exception as error:  # a log the rules cannot fold any further
-                walk.find(seq, "audit.cannot_apply", f"the rules cannot apply {event.tag} here: {error}")
+                del self.stack[-len(event.seqs) :]
+            return True
+        _judge(walk, record, before, self.rng, self.rejected)
+        if isinstance(event, MatchEnded):
+            self.ended = seq
+        try:
+            self.stack.append((seq, walk.engine.apply(before, event)))
+        except Exception as error:  # a log the rules cannot fold any further
+            walk.find(seq, "audit.cannot_apply", f"the rules cannot apply {event.tag} here: {error}")
+            return False
+        return True
+
+
+class LiveJudge:
+    """The audit one append at a time, for a service recording what a referee elsewhere sends: each
+    batch is judged as `audit` would judge it, and taken only if nothing is found. Chance is
+    checked for possibility (a seed is revealed only at the end)."""
+
+    def __init__(self, records: Sequence[Record]) -> None:
+        self._walk = _Walk(records[:1])
+        self._auditor = _Auditor(self._walk, None)
+        self._walk.records = list(records[:1])
+        for record in records[1:]:
+            self._auditor.step(record)
+            self._walk.records.append(record)
+        self._walk.report.findings.clear()  # what is stored was judged when it was appended
+        self.next_seq = len(records)
+
+    @property
+    def engine(self) -> Engine[Any]:
+        return self._walk.engine
+
+    @property
+    def state(self) -> Any:
+        """The effective state after the last record taken."""
+        return self._auditor.state
+
+    @property
+    def ended(self) -> bool:
+        return self._auditor.ended is not None
+
+    def judge(self, records: Sequence[Record]) -> list[AuditFinding]:
+        """Judge `records` (the next seqs) and take them if nothing is found; else leave the state
+        as it was and return what was found."""
+        auditor, walk = self._auditor, self._walk
+        saved = (list(auditor.stack), dict(auditor.rejected), auditor.ended, dict(walk.counts))
+        findings = walk.report.findings
+        for record in records:
+            if not auditor.step(record) or findings:
                 break
-        if on_record is not None:
-            on_record(record, before, report.findings[found_before:])
-    if ended is None:
-        report.notes.append("the match has not ended")
-    report.checked = walk.counts
-    return report
+        if findings:
+            found = list(findings)
+            findings.clear()
+            auditor.stack, auditor.rejected, auditor.ended, walk.counts = saved
+            return found
+        walk.records.extend(records)
+        self.next_seq += len(records)
+        return []
 
 
 def _chance_source(walk: _Walk) -> ChanceSource | None:

@@ -3,9 +3,11 @@ snapshot, export and import. It imports nothing of matchlog but `matchlog.events
 
 from .catalogue import Appended, Figures, Finding, MatchInfo, SeatRow
 from .chain import GENESIS, chain_hash
-from .log import Store, connect_read_only, is_interrupt
+from .log import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT, Store, is_interrupt
 
 __all__ = [
+    "DEFAULT_SQL_ROWS",
+    "DEFAULT_SQL_TIMEOUT",
     "GENESIS",
     "Appended",
     "Figures",
@@ -14,6 +16,5 @@ __all__ = [
     "SeatRow",
     "Store",
     "chain_hash",
-    "connect_read_only",
     "is_interrupt",
 ]

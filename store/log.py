@@ -11,8 +11,9 @@ import atexit
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 from uuid import UUID
@@ -26,6 +27,7 @@ from matchlog.events import (
     Event,
     ImportRejected,
     Record,
+    SqlError,
     StoreBusy,
     StoreError,
     UnknownMatch,
@@ -38,10 +40,15 @@ from .chain import SQL_EXPECTED_HASH
 from .schema import DDL, SCHEMA_VERSION
 from .writer import Item, Request, Writer, items, replace_figures
 
-__all__ = ["Store", "connect_read_only"]
+__all__ = ["DEFAULT_SQL_ROWS", "DEFAULT_SQL_TIMEOUT", "Store", "is_interrupt"]
 
 # Event ids come as text: DuckDB's own UUID objects cost ~15 µs a row, text and `_uuid` about 1.
 _RECORD_COLUMNS = "seq, event_id::VARCHAR, epoch_us(recorded_at), actor, type, version, payload, hash"
+#: How long `select` lets a query run, and how many rows it returns, unless told otherwise.
+DEFAULT_SQL_TIMEOUT = 30.0
+DEFAULT_SQL_ROWS = 10_000
+#: The largest LIMIT or OFFSET DuckDB takes.
+_MAX_ROWS = 2**62
 _CANONICAL_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 _LOCKED = re.compile(r"Conflicting lock is held in (?P<program>.*?) \(PID (?P<pid>\d+)\)")
 
@@ -54,8 +61,30 @@ def is_interrupt(error: BaseException) -> bool:
     )
 
 
-def _connect(path: str, *, read_only: bool, config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
-    """Open the DuckDB file, translating the driver's errors into ours.
+def _memory_limit() -> str:
+    """DuckDB's memory limit for a log: $MATCHLOG_MEMORY_LIMIT (e.g. "4GB"), else a quarter of the
+    machine's memory, so one runaway query cannot take the machine with it."""
+    given = os.environ.get("MATCHLOG_MEMORY_LIMIT")
+    if given:
+        return given
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return "4GB"
+    return f"{max(total // 4 // 2**20, 256)}MB"
+
+
+#: Every log is opened sandboxed: SQL on its connection can read the log and nothing else (no
+#: files, no extensions, no settings changed), which is what lets `sql` run on it.
+_SANDBOX = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+}
+
+
+def _connect(path: str, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Open the DuckDB file, sandboxed, translating the driver's errors into ours.
 
     Raises:
         StoreBusy: another process holds the file.
@@ -63,8 +92,9 @@ def _connect(path: str, *, read_only: bool, config: dict[str, Any] | None = None
     """
     if read_only and path != ":memory:" and not Path(path).exists():
         raise StoreError(f"there is no log at {path}", code="store.missing")
+    config = {**_SANDBOX, "memory_limit": _memory_limit(), "lock_configuration": True}
     try:
-        return duckdb.connect(path, read_only=read_only, config=config or {})
+        return duckdb.connect(path, read_only=read_only, config=config)
     except duckdb.IOException as error:
         text = str(error)
         locked = _LOCKED.search(text)
@@ -75,29 +105,13 @@ def _connect(path: str, *, read_only: bool, config: dict[str, Any] | None = None
             ) from None
         if "lock" in text.lower():
             raise StoreBusy(f"the log {path} is in use by another process; wait for it, or use another --db") from None
+        if "permission" in text.lower() or "read-only" in text.lower():
+            raise StoreError(f"cannot open the log {path}: {_first_line(text)}", code="store.permission") from None
         raise StoreError(f"cannot open the log {path}: {_first_line(text)}", code="store.unreadable") from None
     except duckdb.Error as error:
         if is_interrupt(error):
             raise KeyboardInterrupt from None
         raise StoreError(f"cannot open the log {path}: {_first_line(str(error))}", code="store.unreadable") from None
-
-
-def connect_read_only(path: str | Path) -> duckdb.DuckDBPyConnection:
-    """A connection for ad-hoc SQL that can neither change the log nor touch any other file.
-
-    Raises:
-        StoreBusy, StoreError: as for opening a Store.
-    """
-    return _connect(
-        str(path),
-        read_only=True,
-        config={
-            "enable_external_access": False,
-            "autoinstall_known_extensions": False,
-            "autoload_known_extensions": False,
-            "lock_configuration": True,
-        },
-    )
 
 
 _VERIFY = f"""
@@ -374,18 +388,35 @@ class Store:
             self._writer.sync()
 
     def matches(
-        self, *, game: str | None = None, status: str | None = None, limit: int | None = None
+        self,
+        *,
+        game: str | None = None,
+        status: str | None = None,
+        player: str | None = None,
+        since: datetime | None = None,
+        limit: int | None = None,
+        offset: int = 0,
     ) -> list[MatchInfo]:
-        """Catalogue rows, newest first."""
-        clauses, params = [], []
+        """Catalogue rows, newest first: of one game, status, player (a seat's name or strategy), or
+        started at or after `since` (UTC); `limit` and `offset` page through them."""
+        clauses: list[str] = []
+        params: list[Any] = []
         if game is not None:
             clauses.append("game = ?")
             params.append(game)
         if status is not None:
             clauses.append("status = ?")
             params.append(status)
+        if player is not None:
+            clauses.append("(list_contains(players, ?) OR list_contains(strategies, ?))")
+            params += [player, player]
+        if since is not None:
+            clauses.append("created_at >= ?")
+            params.append(since)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        tail = f" LIMIT {int(limit)}" if limit is not None else ""
+        tail = f" LIMIT {min(int(limit), _MAX_ROWS)}" if limit is not None else ""
+        if offset:
+            tail += f" OFFSET {min(int(offset), _MAX_ROWS)}"
         return self._fresh(
             select_matches(self._read(), f"{where} ORDER BY created_at DESC, match_id DESC{tail}", params)
         )
@@ -507,6 +538,66 @@ class Store:
         self.sync()
         return self._read().execute(sql, list(params)).fetchall()
 
+    def select(
+        self, query: str, *, timeout: float | None = DEFAULT_SQL_TIMEOUT, max_rows: int | None = DEFAULT_SQL_ROWS
+    ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        """Run one read-only SELECT (ad-hoc SQL from a user): (columns, rows, whether rows were cut at
+        `max_rows`). The log's connection can touch no file and change no setting, and only a
+        SELECT is run, so the query can read the log and nothing else. It is stopped after
+        `timeout` seconds, or at once by Ctrl-C.
+
+        Raises:
+            SqlError: not exactly one SELECT (`sql.not_select`), refused or failed (`sql.error`),
+                out of memory (`sql.memory`), or out of time (`sql.timeout`).
+            KeyboardInterrupt: Ctrl-C stopped the query.
+        """
+        try:
+            statements = duckdb.extract_statements(query)
+        except duckdb.Error as error:
+            raise SqlError(_first_line(str(error))) from None
+        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+            raise SqlError("only a single SELECT can be run: the log is read-only here", code="sql.not_select")
+        self.sync()
+        cursor = self._db.cursor()
+        outcome: list[Any] = []
+
+        def run() -> None:
+            try:
+                relation = cursor.execute(query)
+                columns = [d[0] for d in relation.description or []]
+                rows = relation.fetchall() if max_rows is None else relation.fetchmany(max_rows + 1)
+                outcome.append((columns, rows))
+            except BaseException as error:  # handed to the caller's thread below
+                outcome.append(error)
+
+        worker = threading.Thread(target=run, name="matchlog-sql", daemon=True)
+        try:
+            worker.start()
+            worker.join(timeout)  # a Ctrl-C in the caller's thread interrupts the wait
+            if worker.is_alive():
+                cursor.interrupt()
+                worker.join()
+                raise SqlError(f"the query ran longer than {timeout:g} s and was stopped", code="sql.timeout")
+        except KeyboardInterrupt:
+            cursor.interrupt()
+            worker.join(5)
+            raise
+        finally:
+            if not worker.is_alive():
+                cursor.close()
+        result = outcome[0]
+        if isinstance(result, duckdb.OutOfMemoryException):
+            raise SqlError(
+                f"the query needs more memory than the log allows: {_first_line(str(result))}", code="sql.memory"
+            )
+        if isinstance(result, duckdb.Error):
+            raise SqlError(_first_line(str(result))) from None
+        if isinstance(result, BaseException):
+            raise result
+        columns, rows = result
+        cut = max_rows is not None and len(rows) > max_rows
+        return columns, rows[:max_rows] if cut else rows, cut
+
     # -- verify ------------------------------------------------------------------------------
 
     def verify(self, matches: UUID | str | Sequence[UUID] | None = None) -> list[Finding]:
@@ -576,6 +667,11 @@ class Store:
         )
         return (rows[0][0], bytes(rows[0][1])) if rows else None
 
+    def on_commit(self, listener: Callable[[list[tuple[UUID, int]]], None]) -> None:
+        """Call `listener([(match id, last seq), ...])` on the writer's thread after every commit
+        that appended events (a follow stream's wake-up). It must be quick and must not raise."""
+        self._write().listeners.append(listener)
+
     @property
     def writable(self) -> bool:
         """Whether this store can write (it was not opened read-only)."""
@@ -640,17 +736,26 @@ class Store:
                 count += 1
         return count
 
-    def export_parquet(self, path: str | Path, match_ids: Sequence[UUID] | None = None) -> int:
-        """Write events to a Parquet file for other tools; returns the count."""
+    def export_parquet(self, target: str | Path | IO[bytes], match_ids: Sequence[UUID] | None = None) -> int:
+        """Write events to Parquet (a path or a binary file object) for other tools; returns the count.
+        The log itself touches no file: the rows stream out through Arrow."""
+        import pyarrow.parquet as pq
+
         where, params = _match_filter(match_ids)
-        target = str(path).replace("'", "''")
-        self._read().execute(
-            f"""COPY (SELECT match_id, seq, event_id, recorded_at, actor, game, type, version, seat,
-                             payload, lower(hex(hash)) AS hash
-                      FROM events {where} ORDER BY match_id, seq) TO '{target}' (FORMAT parquet)""",
-            params,
-        )
-        return int(self._read().execute(f"SELECT count(*) FROM events {where}", params).fetchall()[0][0])
+        query = f"""SELECT match_id::VARCHAR AS match_id, seq, event_id::VARCHAR AS event_id, recorded_at, actor,
+                           game, type, version, seat, payload, lower(hex(hash)) AS hash
+                    FROM events {where} ORDER BY match_id, seq"""
+        cursor = self._db.cursor()
+        count = 0
+        try:
+            reader = cursor.sql(query, params=params).to_arrow_reader(100_000)
+            with pq.ParquetWriter(target, reader.schema) as writer:
+                for batch in reader:
+                    writer.write_batch(batch)
+                    count += batch.num_rows
+        finally:
+            cursor.close()
+        return count
 
     def import_jsonl(self, lines: Iterable[bytes]) -> list[Appended]:
         """Import a JSON Lines export: every chain is checked, and either all of it lands or none.

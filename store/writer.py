@@ -164,6 +164,8 @@ class Writer:
         self._last_group = 1
         self._closed = False
         self._lock = threading.Lock()
+        #: Called after each commit that appended events, with (match id, last seq) of each match.
+        self.listeners: list[Callable[[list[tuple[UUID, int]]], None]] = []
         newest = self._con.execute("SELECT max(match_id) FROM matches").fetchall()[0][0]
         self._newest = newest.int if newest is not None else -1  # the greatest match id in the log
         self.recovered = self._recover()
@@ -526,6 +528,11 @@ class Writer:
             self._open.move_to_end(match_id)
         while len(self._open) > OPEN_MATCHES:
             self._open.popitem(last=False)
+        if self.listeners and group.events:
+            heads = [(m, p.info.last_seq) for m, p in group.touched.items() if p.info is not None]
+            for listener in self.listeners:
+                with contextlib.suppress(Exception):  # a listener never fails a commit
+                    listener(heads)
 
     def _flush_catalogue(self) -> None:
         """Write the catalogue rows that only memory holds."""

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from uuid import UUID
 
+import pyarrow.parquet as pq
 import pytest
 
 from matchlog.events import (
@@ -399,7 +400,7 @@ def test_parquet_export(store: Store, tmp_path: Path):
     new_match(store, events=3)
     target = tmp_path / "events.parquet"
     assert store.export_parquet(target) == 4
-    assert store.query(f"SELECT count(*) FROM read_parquet('{target}')") == [(4,)]
+    assert pq.read_table(target).num_rows == 4  # the log itself reads no files: another tool does
 
 
 # -- files -----------------------------------------------------------------------------------

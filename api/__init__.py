@@ -1,0 +1,87 @@
+"""matchlog: record, replay and audit matches of turn-based games.
+
+A log is one DuckDB file, or a running `matchlog serve` that owns one; both are read and written
+through the same interface, the one the `matchlog` command itself uses::
+
+    import matchlog
+
+    log = matchlog.open("matches.duckdb")           # read-only unless write=True
+    log = matchlog.open("http://127.0.0.1:8080")    # a server (token= for more than public views)
+    for info in log.matches(game="porrinha", status="finished", limit=5):
+        match = log.match(info.match_id)
+        print(match.state_at(3, as_seat=0).text)
+
+Nothing heavy is imported until it is used, so `import matchlog.events` stays quick.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .log import Log
+
+__all__ = ["FileLog", "Line", "Log", "Match", "Position", "ServerLog", "SqlResult", "Verification", "open"]
+
+try:
+    __version__ = metadata.version("matchlog")
+except metadata.PackageNotFoundError:  # running from a checkout that was never installed
+    __version__ = "0+unknown"
+
+_LAZY = {
+    "FileLog": ".file",
+    "ServerLog": ".server",
+    "Line": ".log",
+    "Log": ".log",
+    "Match": ".log",
+    "Position": ".log",
+    "SqlResult": ".log",
+    "Verification": ".log",
+}
+
+
+def open(
+    target: str | os.PathLike[str] = "matches.duckdb",
+    *,
+    write: bool = False,
+    token: str | None = None,
+    mode: str | None = None,
+) -> Log:
+    """Open a match log: a DuckDB file path (read-only unless `write`), or the URL of a running
+    `matchlog serve`. A file that a server owns is reached through that server, with the admin's
+    rights if this user may read the log's token file, else with `token` (or public views).
+
+    `mode` is for the CLI: "auto" opens a file for writing where it may, and "create" may make one.
+
+    Raises:
+        StoreError: no log there, or it cannot be opened (`store.busy` names the process holding it).
+        RemoteError: the server cannot be reached.
+    """
+    text = os.fspath(target)
+    if text.startswith(("http://", "https://")):
+        from .server import ServerLog
+
+        return ServerLog(text, token=token or os.environ.get("MATCHLOG_TOKEN"))
+    from .locate import admin_token, read_server_file
+
+    served = read_server_file(text) if text != ":memory:" else None
+    if served is not None:
+        from .server import ServerLog
+
+        return ServerLog(served.url, token=token or admin_token(text) or os.environ.get("MATCHLOG_TOKEN"))
+    from .file import FileLog
+
+    return FileLog(Path(text) if text != ":memory:" else text, mode=mode or ("write" if write else "read"))
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
