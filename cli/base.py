@@ -64,7 +64,7 @@ app = typer.Typer(
 )
 play_app = typer.Typer(help="Referee matches between players and record them.", no_args_is_help=True)
 app.add_typer(play_app, name="play")
-serve_app = typer.Typer(help="Referee a tournament between remote players over TCP.", no_args_is_help=True)
+serve_app = typer.Typer(invoke_without_command=True)  # its help is `matchlog serve`'s docstring
 app.add_typer(serve_app, name="serve")
 client_app = typer.Typer(help="Connect a local player to a remote matchlog server.", no_args_is_help=True)
 app.add_typer(client_app, name="client")

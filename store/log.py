@@ -356,9 +356,16 @@ class Store:
             UnknownMatch: no such match.
         """
         resolved = match_id if isinstance(match_id, UUID) else self.resolve(match_id)
+        # The writer may write the row to its table (and forget it) between our query and our look
+        # in its memory: what memory held before the query is as fresh as anything acknowledged then.
+        earlier = self._writer.fresh(resolved) if self._writer is not None else None
         found = self._fresh(select_matches(self._read(), "WHERE match_id = ?", [resolved]))
         if not found:
+            if earlier is not None:
+                return earlier
             raise UnknownMatch(f"no match {resolved} in {self.path}")
+        if earlier is not None and earlier.last_seq > found[0].last_seq:
+            return earlier
         return found[0]
 
     def game_of(self, match_id: UUID) -> str:
@@ -399,6 +406,7 @@ class Store:
     ) -> list[MatchInfo]:
         """Catalogue rows, newest first: of one game, status, player (a seat's name or strategy), or
         started at or after `since` (UTC); `limit` and `offset` page through them."""
+        self.sync()  # the filters read the table, which may lag what this process has committed
         clauses: list[str] = []
         params: list[Any] = []
         if game is not None:

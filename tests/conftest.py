@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -55,3 +60,75 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_sep("-", "figures the tests measured")
         for line in _REPORTED:
             terminalreporter.write_line(line)
+
+
+# -- a real server ------------------------------------------------------------------------------
+
+
+class Served:
+    """A `matchlog serve` running in its own process on a loopback port."""
+
+    def __init__(self, db: Path, process: subprocess.Popen[bytes], url: str) -> None:
+        self.db = db
+        self.process = process
+        self.url = url
+        self.admin = (db.parent / f"{db.name}.token").read_text().strip()
+
+    def headers(self, token: str | None = None) -> dict[str, str]:
+        """The Authorization header for `token` (default: the admin's)."""
+        return {"Authorization": f"Bearer {token or self.admin}"}
+
+    def stop(self, sig: int = signal.SIGINT) -> int:
+        """Stop the server as Ctrl-C (or `sig`) would; returns its exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+        return self.process.returncode
+
+
+def start_server(db: Path, *extra: str) -> Served:
+    """Start `matchlog serve --db DB --port 0` and wait (at most 30 s) until it says where it listens."""
+    server_file = db.parent / f"{db.name}.server"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "matchlog.cli", "serve", "--db", str(db), "--port", "0", *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"matchlog serve exited {process.returncode}: {process.stderr.read().decode()}")
+        if server_file.exists():
+            url = json.loads(server_file.read_text())["url"]
+            return Served(db, process, url)
+        time.sleep(0.05)
+    process.kill()
+    raise RuntimeError("matchlog serve did not start within 30 s")
+
+
+def fill_log(db: Path) -> None:
+    """Matches of every game in `db`: finished ones, and a Porrinha match left running."""
+    with Store(db) as store:
+        play_series("porrinha", ["random", "reasoner", "random"], games=3, seed=3, store=store, timeout=5.0)
+        play_series("backgammon", ["heuristic", "random"], games=2, seed=4, store=store, timeout=5.0)
+        play_series(
+            "davinci", ["seed-ai", "random"], games=2, seed=5, store=store, timeout=5.0, options={"jokers": True}
+        )
+        play_series("fish", ["maximin:1", "random"], games=2, seed=6, store=store, timeout=5.0)
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One real server for the session, over a log with matches of every game (tests may add more)."""
+    db = tmp_path_factory.mktemp("served") / "served.duckdb"
+    fill_log(db)
+    server = start_server(db)
+    yield server
+    server.stop()

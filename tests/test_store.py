@@ -29,6 +29,7 @@ from matchlog.events import (
     uuid7,
 )
 from matchlog.store import GENESIS, Store, chain_hash
+from matchlog.store import log as log_module
 
 from .conftest import play
 
@@ -140,6 +141,26 @@ def test_bulk_append_is_all_or_nothing(store: Store):
     results = store.append_bulk([(good, [started()], 0), (other, [started(), HandChosen(seat=0, hand=0)], 0)])
     assert [r.last_seq for r in results] == [0, 1]
     assert store.verify() == []
+
+
+def test_a_read_sees_every_acknowledged_append_while_the_catalogue_is_flushed(
+    file_store: Store, monkeypatch: pytest.MonkeyPatch
+):
+    """Read-your-writes: the writer may move a match's catalogue row from its memory to its table
+    (and forget it) between a reader's query and the reader's look in that memory. Made to happen
+    every time here; the reader must still see the acknowledged head (it once saw the row before)."""
+    match_id = new_match(file_store, events=0)
+    real = log_module.select_matches
+
+    def query_then_flush(*args: object, **kwargs: object) -> list:
+        rows = real(*args, **kwargs)
+        file_store.sync()  # the writer flushes right after the reader's query
+        return rows
+
+    monkeypatch.setattr(log_module, "select_matches", query_then_flush)
+    for seq in range(1, 4):
+        acked = file_store.append(match_id, [HandChosen(seat=seq % 2, hand=1)], seq).last_seq
+        assert file_store.match(match_id).last_seq == acked
 
 
 def test_threads_appending_to_one_match_write_each_seq_exactly_once(store: Store):

@@ -1,0 +1,460 @@
+"""`ServerLog`: the `Log` interface over a running `matchlog serve`, through its HTTP API.
+
+Every method is one request (or a few, paging); answers decode into the same Structs a `FileLog`
+returns, and the service's errors come back as the same exceptions with the same codes, so a
+command or a notebook cannot tell which it talks to, except that a server shows each caller only
+what its token allows.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from datetime import datetime
+from typing import IO, Any
+from uuid import UUID
+
+import httpx
+import msgspec
+
+from matchlog.engines import get as get_engine
+from matchlog.events import (
+    ConcurrencyError,
+    DecodeError,
+    Draft,
+    Event,
+    Forbidden,
+    IllegalAction,
+    ImportRejected,
+    MatchlogError,
+    Record,
+    RemoteError,
+    SqlError,
+    StoreBusy,
+    StoreError,
+    UnknownMatch,
+    UsageError,
+    draft,
+)
+from matchlog.replay.audit import Dispute, MatchAudit
+from matchlog.replay.stats import Statistics
+from matchlog.store import Appended, Figures, Finding, MatchInfo
+
+from .log import Line, Log, Position, SqlResult, Verification
+
+__all__ = ["ServerLog"]
+
+#: How many catalogue rows one request asks for when paging through them all.
+_PAGE = 10_000
+_TIMEOUT = httpx.Timeout(connect=5.0, read=600.0, write=600.0, pool=600.0)
+
+
+class _Error(msgspec.Struct):
+    code: str
+    message: str
+    status: int = 0
+
+
+class _Appended(msgspec.Struct):
+    match_id: UUID
+    first_seq: int
+    last_seq: int
+    head_hash: str
+    written: int
+    ended: bool = False
+
+    def appended(self) -> Appended:
+        return Appended(self.match_id, self.first_seq, self.last_seq, bytes.fromhex(self.head_hash), self.written)
+
+
+class _Verification(msgspec.Struct):
+    ok: bool
+    matches: int
+    events: int
+    findings: list[Finding]
+    deep: bool = False
+
+
+class _Position(msgspec.Struct):
+    match_id: UUID
+    game: str
+    seq: int
+    last_seq: int
+    as_seat: int | None
+    state: Any
+    to_act: Any = None
+    outcome: Any = None
+    text: str = ""
+
+
+class _Forked(msgspec.Struct):
+    match_id: UUID
+
+
+class _Health(msgspec.Struct):
+    ok: bool
+    version: str
+    matches: int
+    events: int
+
+
+#: The exception a service's error code comes back as.
+_BY_PREFIX: tuple[tuple[str, type[MatchlogError]], ...] = (
+    ("store.concurrency", ConcurrencyError),
+    ("store.unknown_match", UnknownMatch),
+    ("store.busy", StoreBusy),
+    ("store.import_rejected", ImportRejected),
+    ("store.", StoreError),
+    ("auth.", Forbidden),
+    ("sql.", SqlError),
+    ("usage", UsageError),
+    ("event.decode", DecodeError),
+)
+
+
+def _exception(error: _Error) -> MatchlogError:
+    if error.status == 422:
+        return IllegalAction(error.code, error.message)
+    for prefix, cls in _BY_PREFIX:
+        if error.code.startswith(prefix):
+            made = cls.__new__(cls)
+            MatchlogError.__init__(made, error.message, code=error.code)
+            return made
+    return MatchlogError(error.message, code=error.code)
+
+
+class ServerLog(Log):
+    """A log served by `matchlog serve` at `url`; `token` decides what this client may see and do."""
+
+    def __init__(self, url: str, *, token: str | None = None) -> None:
+        self.location = url.rstrip("/")
+        self.token = token
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(base_url=self.location, headers=headers, timeout=_TIMEOUT)
+        self._sender: _Sender | None = None
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def _request(self, method: str, path: str, *, decode: Any = None, **options: Any) -> Any:
+        """One request; its answer decoded as `decode`; an error answer raised as our exception.
+
+        Raises:
+            MatchlogError: the service's error, as the exception of its code.
+            RemoteError: the service cannot be reached or did not answer as a matchlog service.
+        """
+        try:
+            response = self._http.request(method, path, **options)
+        except httpx.HTTPError as error:
+            raise RemoteError(
+                f"cannot reach the matchlog server at {self.location}: {error}", code="remote.unreachable"
+            ) from None
+        if response.status_code >= 400:
+            try:
+                error = msgspec.json.decode(response.content, type=_Error)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                raise RemoteError(
+                    f"{self.location}{path} answered {response.status_code}: {response.text[:200]}", code="remote.http"
+                ) from None
+            raise _exception(error)
+        if decode is None or response.status_code == 204:
+            return response
+        try:
+            return msgspec.json.decode(response.content, type=decode)
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            raise RemoteError(f"{self.location}{path}: an answer matchlog cannot read: {error}") from None
+
+    def _id(self, match: UUID | str) -> str:
+        return str(match).strip()
+
+    # -- the log as a whole -------------------------------------------------------------------
+
+    @property
+    def writable(self) -> bool:
+        return self.token is not None
+
+    def close(self) -> None:
+        if self._sender is not None:
+            self._sender.close()
+            self._sender = None
+        self._http.close()
+
+    def health(self) -> _Health:
+        """The service's own account of itself.
+
+        Raises:
+            RemoteError: it cannot be reached.
+        """
+        return self._request("GET", "/api/health", decode=_Health)
+
+    def matches(
+        self,
+        *,
+        game: str | None = None,
+        player: str | None = None,
+        status: str | None = None,
+        since: datetime | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[MatchInfo]:
+        params: dict[str, Any] = {
+            key: value for key, value in (("game", game), ("player", player), ("status", status)) if value is not None
+        }
+        if since is not None:
+            params["since"] = since.isoformat()
+        found: list[MatchInfo] = []
+        while limit is None or len(found) < limit:
+            page = _PAGE if limit is None else min(_PAGE, limit - len(found))
+            rows = self._request(
+                "GET",
+                "/api/matches",
+                params={**params, "limit": page, "offset": offset + len(found)},
+                decode=list[MatchInfo],
+            )
+            found += rows
+            if len(rows) < page:
+                break
+        return found
+
+    def info(self, match: UUID | str) -> MatchInfo:
+        return self._request("GET", f"/api/matches/{self._id(match)}", decode=MatchInfo)
+
+    def count(self) -> int:
+        return self.health().events
+
+    # -- one match ----------------------------------------------------------------------------
+
+    def lines(
+        self, match: UUID | str, *, start: int = 0, stop: int | None = None, as_seat: int | None = None
+    ) -> list[Line]:
+        params: dict[str, Any] = {"start": start}
+        if stop is not None:
+            params["stop"] = stop
+        if as_seat is not None:
+            params["as_seat"] = as_seat
+        return self._request("GET", f"/api/matches/{self._id(match)}/events", params=params, decode=list[Line])
+
+    def state(self, match: UUID | str, seq: int | None = None, *, as_seat: int | None = None) -> Position:
+        params: dict[str, Any] = {}
+        if seq is not None:
+            params["seq"] = seq
+        if as_seat is not None:
+            params["as_seat"] = as_seat
+        got = self._request("GET", f"/api/matches/{self._id(match)}/state", params=params, decode=_Position)
+        engine = get_engine(got.game)
+        return Position(
+            match_id=got.match_id,
+            game=got.game,
+            seq=got.seq,
+            last_seq=got.last_seq,
+            as_seat=got.as_seat,
+            state=msgspec.convert(got.state, engine.spec.state),
+            to_act=msgspec.convert(got.to_act, type(None) | _turn_type()),
+            outcome=msgspec.convert(got.outcome, type(None) | _outcome_type()),
+            text=got.text,
+        )
+
+    def records(self, match: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Record]:
+        lines = self.lines(match, start=0 if start is None else start, stop=stop)
+        if any(line.hash is None or line.event_id is None for line in lines):
+            raise Forbidden("the whole record needs the admin or the match's referee token", code="auth.view")
+        return [
+            Record(
+                match_id=line.match_id,
+                seq=line.seq,
+                event_id=line.event_id,  # type: ignore[arg-type]
+                at_us=line.at_us,
+                actor=line.actor,
+                version=line.event.version,
+                event=line.event,
+                hash=line.hash,  # type: ignore[arg-type]
+            )
+            for line in lines
+        ]
+
+    # -- checking -----------------------------------------------------------------------------
+
+    def verify(self, matches: UUID | str | Sequence[UUID] | None = None, *, deep: bool = False) -> Verification:
+        if matches is None or isinstance(matches, UUID | str):
+            params = {} if matches is None else {"match": self._id(matches)}
+            got = self._request("GET", "/api/verify", params=params, decode=_Verification)
+        else:
+            body = msgspec.json.encode({"matches": [str(m) for m in matches]})
+            got = self._request("POST", "/api/verify", content=body, decode=_Verification, headers=_JSON)
+        return Verification(ok=got.ok, matches=got.matches, events=got.events, findings=got.findings, deep=got.deep)
+
+    def audit(self, matches: Sequence[UUID | str] | None = None) -> Iterator[MatchAudit]:
+        if matches is None:
+            yield from self._request("GET", "/api/audit", decode=list[MatchAudit])
+            return
+        for match in matches:
+            yield self._request("GET", f"/api/matches/{self._id(match)}/audit", decode=MatchAudit)
+
+    def dispute(self, match: UUID | str, seq: int) -> Dispute:
+        return self._request("GET", f"/api/matches/{self._id(match)}/audit", params={"seq": seq}, decode=Dispute)
+
+    # -- across matches -----------------------------------------------------------------------
+
+    def stats(self, game: str | None = None, *, by: str = "player", since: datetime | None = None) -> Statistics:
+        params: dict[str, Any] = {"by": by}
+        if game is not None:
+            params["game"] = game
+        if since is not None:
+            params["since"] = since.isoformat()
+        return self._request("GET", "/api/stats", params=params, decode=Statistics)
+
+    def sql(self, query: str, *, timeout: float | None = None, max_rows: int | None = None) -> SqlResult:
+        body: dict[str, Any] = {"query": query}
+        if timeout is not None:
+            body["timeout"] = timeout
+        if max_rows is not None:
+            body["max_rows"] = max_rows
+        return self._request("POST", "/api/sql", content=msgspec.json.encode(body), headers=_JSON, decode=SqlResult)
+
+    def export(
+        self,
+        out: IO[bytes],
+        matches: Sequence[UUID | str] | None = None,
+        *,
+        format: str = "jsonl",
+        as_seat: int | None = None,
+    ) -> int:
+        params: list[tuple[str, Any]] = [("format", format)]
+        params += [("match", self._id(m)) for m in matches or ()]
+        if as_seat is not None:
+            params.append(("as_seat", as_seat))
+        try:
+            with self._http.stream("GET", "/api/export", params=params) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise _exception(msgspec.json.decode(response.content, type=_Error))
+                count = 0
+                for chunk in response.iter_bytes():
+                    out.write(chunk)
+                    if format == "jsonl":
+                        count += chunk.count(b"\n")
+        except httpx.HTTPError as error:
+            raise RemoteError(
+                f"the export from {self.location} broke off: {error}", code="remote.unreachable"
+            ) from None
+        if format == "parquet":
+            return self.count() if not matches else sum(self.info(m).last_seq + 1 for m in matches)
+        return count
+
+    # -- appending ----------------------------------------------------------------------------
+
+    def append(self, match_id: UUID, events: Sequence[Event | Draft], expected_seq: int) -> Appended:
+        return self._append(match_id, events, expected_seq).appended()
+
+    def _append(self, match_id: UUID, events: Sequence[Event | Draft], expected_seq: int) -> _Appended:
+        items = [item if isinstance(item, Draft) else draft(item) for item in events]
+        body = msgspec.json.encode(
+            {
+                "expected_seq": expected_seq,
+                "events": [{"event": d.event, "event_id": d.event_id, "at_us": d.at_us} for d in items],
+            }
+        )
+        return self._request("POST", f"/api/matches/{match_id}/events", content=body, headers=_JSON, decode=_Appended)
+
+    def append_async(
+        self, match_id: UUID, events: Sequence[Event | Draft], expected_seq: int, *, figures: Any = None
+    ) -> Future[Appended]:
+        if self._sender is None:
+            self._sender = _Sender(self)
+        return self._sender.submit(match_id, list(events), expected_seq, figures)
+
+    def append_bulk_encoded(
+        self, batches: Iterable[tuple[UUID, Sequence[tuple[str, int, bytes]], int]]
+    ) -> list[Appended]:
+        body = msgspec.json.encode(
+            [
+                {
+                    "match_id": match_id,
+                    "expected_seq": expected,
+                    "events": [{"event_id": e, "at_us": at, "payload": p.decode()} for e, at, p in encoded],
+                }
+                for match_id, encoded, expected in batches
+            ]
+        )
+        got = self._request("POST", "/api/batches", content=body, headers=_JSON, decode=list[_Appended])
+        return [a.appended() for a in got]
+
+    def put_figures(self, sets: Sequence[Figures], *, wait: bool = True) -> Future[None] | None:
+        self._request("POST", "/api/figures", content=msgspec.json.encode(list(sets)), headers=_JSON)
+        if wait:
+            return None
+        done: Future[None] = Future()
+        done.set_result(None)
+        return done
+
+    def import_jsonl(self, lines: Iterable[bytes]) -> list[Appended]:
+        body = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines)
+        headers = {"content-type": "application/x-ndjson"}
+        got = self._request("POST", "/api/import", content=body, headers=headers, decode=list[_Appended])
+        return [a.appended() for a in got]
+
+    def undo(self, match: UUID | str, *, reason: str = "") -> Appended:
+        body = msgspec.json.encode({"reason": reason})
+        return self._request(
+            "POST", f"/api/matches/{self._id(match)}/undo", content=body, headers=_JSON, decode=_Appended
+        ).appended()
+
+    def abandon(self, match: UUID | str, *, reason: str) -> Appended:
+        body = msgspec.json.encode({"reason": reason})
+        return self._request(
+            "POST", f"/api/matches/{self._id(match)}/abandon", content=body, headers=_JSON, decode=_Appended
+        ).appended()
+
+    def fork(self, match: UUID | str, at: int) -> UUID:
+        body = msgspec.json.encode({"at": at})
+        return self._request(
+            "POST", f"/api/matches/{self._id(match)}/fork", content=body, headers=_JSON, decode=_Forked
+        ).match_id
+
+
+_JSON = {"content-type": "application/json"}
+
+
+def _turn_type() -> Any:
+    from matchlog.engines import Turn
+
+    return Turn
+
+
+def _outcome_type() -> Any:
+    from matchlog.events import Outcome
+
+    return Outcome
+
+
+class _Sender:
+    """Sends a ServerLog's asynchronous appends in the order they were asked for, on one thread
+    (a match's batches must arrive in order), resolving each future with the service's answer."""
+
+    def __init__(self, log: ServerLog) -> None:
+        self._log = log
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="matchlog-sender", daemon=True)
+        self._thread.start()
+
+    def submit(self, match_id: UUID, events: list[Event | Draft], expected: int, figures: Any) -> Future[Appended]:
+        future: Future[Appended] = Future()
+        self._jobs.put((match_id, events, expected, figures, future))
+        return future
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        self._thread.join()
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            match_id, events, expected, figures, future = job
+            try:
+                appended = self._log.append(match_id, events, expected)
+                if figures is not None:
+                    self._log.put_figures([figures])
+            except BaseException as error:
+                future.set_exception(error)
+            else:
+                future.set_result(appended)
