@@ -390,6 +390,9 @@ class DaVinci:
 
     def redact(self, state: DavinciState, event: Event, seat: int | None) -> Event:
         match event:
+            case MatchStarted(position=position) if position is not None:
+                # The position as this seat knew it: others' hidden tiles and the pile face down.
+                return msgspec.structs.replace(event, position=_position_text(self.view(self.start(event), seat)))
             case TilesShuffled(order=order):
                 return TilesShuffledHidden(count=len(order))
             case TileDrawn(seat=owner, tile=tile) if owner != seat:
@@ -567,6 +570,16 @@ def _name(state: DavinciState, seat: int) -> str:
 
 _TILE = re.compile(r"(?P<colour>[bwBW])(?P<face>[0-9]{1,2}|-)")
 _TURN = re.compile(r"\bturn=(?P<seat>[0-9]{1,2})\b")
+
+
+def _position_text(state: DavinciState) -> str:
+    """A table written in the `--position` notation (b? / w? for a tile the viewer cannot see)."""
+    rows = " / ".join(
+        " ".join(tile_text(tile, revealed=up) for tile, up in zip(row, shown_, strict=True))
+        for row, shown_ in zip(state.rows, state.revealed, strict=True)
+    )
+    pile = " ".join(tile_text(tile, revealed=False) for tile in state.pile)
+    return f"{rows} | {pile} turn={state.turn}" if pile else f"{rows} turn={state.turn}"
 
 
 def _from_position(state: DavinciState, text: str) -> DavinciState:
