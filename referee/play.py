@@ -141,10 +141,12 @@ def resume_match(
     seed: int | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     on_event: Callable[[Event, Any], None] | None = None,
+    players: Sequence[object] | None = None,
 ) -> MatchResult:
     """Play on, to its end, a match that has not ended (after an arbiter's undo, in a fork, after a
     crash), from the state its log folds to (its effective history), with the players `specs`
-    taking its seats in order; the seats keep their names.
+    taking its seats in order (`players`, when given, are those specs' player objects, built by
+    the caller); the seats keep their names.
 
     The referee records `match.resumed` with the players, then, for a game with chance, commits to
     a fresh seed (derived from `seed` when given, like the players' choices) and reveals it at the
@@ -174,7 +176,13 @@ def resume_match(
         raise UsageError(f"matchlog cannot referee {started.game}", code="usage.game")
     seats = seats_taken_by(started.game, started.seats, specs)
     base = random.Random(seed)
-    players = [make_player(started.game, seat.player, random.Random(base.randrange(2**63))) for seat in seats]
+    player_seeds = [base.randrange(2**63) for _ in seats]
+    if players is None:
+        players = [
+            make_player(started.game, s.player, random.Random(n)) for s, n in zip(seats, player_seeds, strict=True)
+        ]
+    elif len(players) != len(seats):
+        raise UsageError(f"{len(players)} player objects for {len(seats)} seats", code="usage.players")
     chance = ChanceSource(seed_for(None if seed is None else base.randrange(2**63))) if engine.spec.chance else None
     recorder = StoreRecorder(store, match_id)
     recorder.next_seq = records[-1].seq + 1

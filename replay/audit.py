@@ -12,8 +12,8 @@ included) and judges every record again:
 - every undo takes back the latest effective events, and nothing follows the end;
 - every chance event is possible there (`engine.check_chance`), and, when the referee committed to
   a seed and revealed it, is exactly what that seed draws (`engines.chance`); a resumed match
-  (`match.resumed`) starts a new segment with its own commitment, and each segment's draws are
-  re-derived from its own seed;
+  (`match.resumed`) starts a new segment with its own commitment (`chance.uncommitted` without
+  one), and each segment's draws are re-derived from its own seed;
 - the recorded outcome is the one the rules give (unless the match was abandoned);
 - a knockout's games are matches in the same log with the players and winners it says.
 
@@ -189,7 +189,8 @@ def _chance_sources(walk: _Walk) -> dict[int, ChanceSource | None]:
     """Each chance segment's source, by the seq its segment starts at (0, and each match.resumed),
     rebuilt from a revealed seed that matches the segment's commitment (None where none does).
 
-    A segment's commitment comes right after its start; any other commitment is a finding. A seed
+    A segment's commitment comes right after its start (a resumed segment of a match whose chance
+    was committed must have one); any other commitment is a finding. A seed
     may be revealed anywhere after its commitment (the end of the match, even an end later taken
     back), and every revealed seed must match one of the match's commitments.
     """
@@ -214,6 +215,9 @@ def _chance_sources(walk: _Walk) -> dict[int, ChanceSource | None]:
         if walk.engine.spec.chance and not walk.engine.spec.tournament:
             walk.report.notes.append("no chance commitment recorded: chance is checked for possibility only")
         return {}
+    for start in starts:
+        if start not in committed and start > 0:  # its referee drew chance it never committed to
+            walk.find(start, "chance.uncommitted", "the match was resumed without a commitment to a fresh seed")
     seeds: dict[str, bytes] = {}  # commitment -> the seed revealed for it
     wanted = {event.commitment for event in committed.values()}
     for record in walk.records:
