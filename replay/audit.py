@@ -241,16 +241,20 @@ def _chance_sources(walk: _Walk) -> dict[int, ChanceSource | None]:
         seeds[commitment(seed)] = seed
     sources: dict[int, ChanceSource | None] = {}
     for segment, event in committed.items():
-        where = "" if segment == 0 else f" of the segment resumed at seq {segment}"
+        later = segment != starts[-1]  # another referee picked the match up after this one
+        where = f" of the segment resumed at seq {segment}" if segment else " of the first segment" if later else ""
         if event.algorithm != ALGORITHM:
             walk.report.notes.append(
                 f"chance{where} committed under {event.algorithm!r}, which this matchlog cannot re-derive"
             )
             sources[segment] = None
         elif event.commitment not in seeds:
-            walk.report.notes.append(
-                f"the chance seed{where} is not revealed (the match has not ended): draws checked for possibility only"
+            why = (
+                "was never revealed (its referee stopped first)"
+                if later
+                else "is not revealed (the match has not ended)"
             )
+            walk.report.notes.append(f"the chance seed{where} {why}: draws checked for possibility only")
             sources[segment] = None
         else:
             sources[segment] = ChanceSource(seeds[event.commitment])
