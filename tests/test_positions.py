@@ -9,12 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from matchlog.cli import app
 from matchlog.engines import get as get_engine
 from matchlog.engines.backgammon_id import board_of
-from matchlog.events import CheckerMoved, DiceRolled, MatchStarted, OpeningRolled, UsageError
+from matchlog.events import CheckerMoved, DiceRolled, MatchStarted, OpeningRolled, Seat, UsageError
 from matchlog.referee import play_series, resume_match
 from matchlog.replay import audit, fold, fork, seat_lines, timeline
 from matchlog.store import Store
@@ -150,3 +152,35 @@ def test_a_da_vinci_position_shows_each_seat_only_its_own_hidden_tiles(log: Stor
     with pytest.raises(UsageError):  # a seat's view of a position is not a position to start from
         get_engine("davinci").start(MatchStarted(game="davinci", options=options, seats=records[0].event.seats,  # type: ignore[attr-defined]
                                                  position=seen[0]))  # fmt: skip
+
+
+_tiles = st.sampled_from(["b0", "w0", "B3", "w11", "W11", "b-", "w-", "b12", "x1"])
+NEAR_POSITIONS = st.one_of(
+    st.text(max_size=60),
+    st.lists(st.integers(-2, 200), min_size=1, max_size=5).map(lambda c: ",".join(map(str, c)) + " first=1"),
+    st.lists(st.lists(_tiles, max_size=4).map(" ".join), min_size=1, max_size=4).map(" / ".join),
+    st.recursive(
+        st.none() | st.booleans() | st.integers(-3, 9) | st.sampled_from(["red", "white", "brown"]),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["players", "board", "color",
+                                                                                   "score", "places"]), inner),
+        max_leaves=12,
+    ).map(json.dumps),
+)  # fmt: skip
+
+
+@given(game=st.sampled_from(sorted(POSITIONS)), position=NEAR_POSITIONS)
+def test_any_position_text_starts_a_game_or_is_a_clear_usage_error(game: str, position: str):
+    specs, options, _ = POSITIONS[game]
+    started = MatchStarted(
+        game=game, options=options, seats=tuple(Seat(f"s{i}", s) for i, s in enumerate(specs)), position=position
+    )
+    engine = get_engine(game)
+    refused: UsageError | None = None
+    try:
+        state = engine.start(started)
+    except UsageError as error:
+        refused = error
+    if refused is not None:
+        assert refused.code == "usage.position" and refused.message
+    else:
+        assert engine.to_act(state) is not None, "a position to play on from, not one already over"
