@@ -147,7 +147,7 @@ class FileLog(Log):
             text=engine.render(state),
         )
 
-    def records(self, match: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Any]:
+    def read(self, match: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Any]:
         return self.store.read(match, start=start, stop=stop)
 
     # -- checking -----------------------------------------------------------------------------

@@ -173,9 +173,9 @@ class Log(abc.ABC):
         """
 
     @abc.abstractmethod
-    def records(self, match: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Any]:
-        """The whole record of one match (`events.Record`: every event with its id and hash), for
-        the referee's view: folding, audits, proofs.
+    def read(self, match: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Any]:
+        """The whole record of one match from `start` to `stop` (`events.Record`: every event with
+        its id and hash), for the referee's view: folding, audits, proofs. (`Store.read` too.)
 
         Raises:
             UnknownMatch: no such match.

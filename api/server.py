@@ -255,8 +255,8 @@ class ServerLog(Log):
             text=got.text,
         )
 
-    def records(self, match: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Record]:
-        lines = self.lines(match, start=0 if start is None else start, stop=stop)
+    def read(self, match: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Record]:
+        lines = self.lines(match, start=start, stop=stop)
         if any(line.hash is None or line.event_id is None for line in lines):
             raise Forbidden("the whole record needs the admin or the match's referee token", code="auth.view")
         return [

@@ -1,4 +1,6 @@
-"""`matchlog play GAME`: referee a series of matches between players and record them."""
+"""`matchlog play GAME`: referee a series of matches between players (from the game's start, or
+from a described position) and record them; `matchlog resume MATCH`: play on a match that has not
+ended."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from rich.table import Table
 
 from matchlog.engines import ordinal
 from matchlog.events import StoreError
-from matchlog.referee import DEFAULT_TIMEOUT, MatchResult, play_series
+from matchlog.referee import DEFAULT_TIMEOUT, MatchResult, play_series, resume_match
 
 from .base import (
     DEFAULT_DB,
@@ -22,6 +24,7 @@ from .base import (
     Games,
     Holes,
     Json,
+    Match,
     OneFish,
     Quiet,
     RandomBoard,
@@ -29,6 +32,7 @@ from .base import (
     Seed,
     Server,
     Timeout,
+    app,
     fish_options,
     open_log,
     play_app,
@@ -42,6 +46,14 @@ from .output import (
 )
 
 # -- play --------------------------------------------------------------------------------------
+
+
+def position_option(notation: str) -> Any:
+    return typer.Option(
+        "--position",
+        metavar="TEXT",
+        help=f"Start from this position instead of the game's start: {notation}.",
+    )
 
 
 class Policy(StrEnum):
@@ -64,6 +76,9 @@ def play_porrinha(
         ),
     ] = Policy.lenient,
     timeout: Timeout = DEFAULT_TIMEOUT,
+    position: Annotated[
+        str | None, position_option("chopsticks per seat and the first guesser, e.g. '3,2,0,1 first=1'")
+    ] = None,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -85,6 +100,7 @@ def play_porrinha(
         db=db,
         server=server,
         json=json,
+        position=position,
     )
 
 
@@ -101,6 +117,14 @@ def play_davinci(
     games: Games = 1,
     seed: Seed = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
+    position: Annotated[
+        str | None,
+        position_option(
+            "rows split by /, then | and the pile from the top, optionally turn=SEAT; b3 / w3 a hidden tile, "
+            "B3 / W3 one turned up, b- a joker, e.g. 'b1 W4 w7 / w0 b5 B9 | b2 w10 turn=1' (the log keeps it; "
+            "seats see only their own tiles)"
+        ),
+    ] = None,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -122,6 +146,7 @@ def play_davinci(
         db=db,
         server=server,
         json=json,
+        position=position,
     )
 
 
@@ -138,6 +163,13 @@ def play_fish(
     games: Games = 1,
     seed: Seed = None,
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a user player may take per call.")] = FISH_TIMEOUT,
+    position: Annotated[
+        str | None,
+        position_option(
+            "the course's State JSON: players in turn order from the one to act, each its color, score and "
+            "penguins' places, and the board (placing while penguins are left to place, else moving)"
+        ),
+    ] = None,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -162,6 +194,7 @@ def play_fish(
         db=db,
         server=server,
         json=json,
+        position=position,
     )
 
 
@@ -182,6 +215,13 @@ def play_backgammon(
         bool, typer.Option("--move-by-turn-rolls", help="The starting side plays the opening roll.")
     ] = False,
     timeout: Timeout = DEFAULT_TIMEOUT,
+    position: Annotated[
+        str | None,
+        position_option(
+            "a GNU Backgammon position ID, optionally the dice rolled and the side on roll (0 first), "
+            "e.g. '4HPwATDgc/ABMA 52 turn=1'"
+        ),
+    ] = None,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -205,6 +245,7 @@ def play_backgammon(
         db=db,
         server=server,
         json=json,
+        position=position,
     )
 
 
@@ -220,16 +261,14 @@ def play_and_report(
     db: Path,
     server: str | None = None,
     json: bool,
+    position: str | None = None,
 ) -> None:
     played: list[MatchResult] = []
 
     def report(result: MatchResult) -> None:
         played.append(result)
         if not (json or quiet):
-            placed = ", ".join(
-                f"{ordinal(result.outcome.places[s])} {result.seats[s].name}" for s in result.outcome.ranking
-            )
-            console.out(f"match {short(result.match_id)}  {placed}")
+            console.out(f"match {short(result.match_id)}  {placed(result)}")
 
     with open_log(db, server, create=True) as log:
         try:
@@ -242,6 +281,7 @@ def play_and_report(
                 store=log,
                 timeout=timeout,
                 on_match=report,
+                position=position,
             )
         except KeyboardInterrupt:
             unfinished = log.matches(game=game, status="running", limit=1)
@@ -272,6 +312,70 @@ def play_and_report(
         count = len(series.matches)
         verdict = "their hash chains verify" if not findings else f"verify found {len(findings)} problem(s)!"
         console.out(f"{count} match{'es' if count != 1 else ''} recorded in {db}; {verdict}")
+
+
+def placed(result: MatchResult) -> str:
+    """ "1st alice, 2nd bob": the seats of a played match by place."""
+    return ", ".join(f"{ordinal(result.outcome.places[s])} {result.seats[s].name}" for s in result.outcome.ranking)
+
+
+# -- resume ------------------------------------------------------------------------------------
+
+
+@app.command("resume")
+@reports_errors
+def resume_command(
+    match: Match,
+    player: Annotated[
+        list[str],
+        typer.Option(
+            "--player",
+            "-p",
+            metavar="SPEC",
+            help="A player for each of the match's seats, in seat order (as for play); the seats keep their "
+            "names, so a NAME= prefix must be the seat's.",
+        ),
+    ],
+    seed: Seed = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(min=0.001, help="Seconds a user player may take per call (default: 30 for Fish, else 10)."),
+    ] = None,
+    db: Db = DEFAULT_DB,
+    server: Server = None,
+    json: Json = False,
+) -> None:
+    """Play on a match that has not ended (after an arbiter's undo, in a fork, after a crash) to its end.
+
+    Play goes on from the state the log folds to (undone events skipped); chance draws from a
+    fresh seed committed here and revealed at the end, so `matchlog audit` re-derives every draw.
+    Example: matchlog undo 01a1fcca --reason appeal && matchlog resume 01a1fcca -p random -p reasoner
+    """
+    with open_log(db, server) as log:
+        result = resume_and_report(log, log.info(match).match_id, player, seed=seed, timeout=timeout, json=json)
+    if json:
+        emit_json(result)
+
+
+def resume_and_report(
+    store: Any, match_id: Any, specs: list[str], *, seed: int | None, timeout: float | None, json: bool
+) -> dict[str, Any]:
+    """Resume a match, print its result (unless `json`), and return it for --json."""
+    if timeout is None:
+        timeout = FISH_TIMEOUT if store.info(match_id).game == "fish" else DEFAULT_TIMEOUT
+    result = resume_match(store, match_id, specs, seed=seed, timeout=timeout)
+    findings = store.verify([result.match_id]).findings
+    if not json:
+        verdict = "its hash chain verifies" if not findings else f"verify found {len(findings)} problem(s)!"
+        console.out(f"match {short(result.match_id)} played on to its end: {placed(result)}; {verdict}")
+    return {
+        "match_id": str(result.match_id),
+        "places": list(result.outcome.places),
+        "winners": list(result.outcome.winners),
+        "result": result.outcome.result,
+        "seats": [{"name": s.name, "player": s.player} for s in result.seats],
+        "verified": not findings,
+    }
 
 
 def _places_table(places: dict[str, dict[int, int]], seats: int) -> Table:

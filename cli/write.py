@@ -11,12 +11,14 @@ from typing import Annotated
 import typer
 
 from matchlog.events import UsageError
+from matchlog.referee.players import seats_taken_by
 
 from .base import (
     DEFAULT_DB,
     Db,
     Json,
     Match,
+    Seed,
     Server,
     app,
     open_log,
@@ -26,6 +28,7 @@ from .output import (
     console,
     emit_json,
 )
+from .play import resume_and_report
 
 
 @app.command("undo")
@@ -79,18 +82,40 @@ def abandon_command(
 def fork_command(
     match: Match,
     at: Annotated[int, typer.Option("--at", help="The last seq to copy.", min=0)],
+    player: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--player",
+            "-p",
+            metavar="SPEC",
+            help="Play the fork on at once with these players, one per seat in seat order (as `resume`).",
+        ),
+    ] = None,
+    seed: Seed = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(min=0.001, help="With -p: seconds a user player may take per call (30 for Fish, else 10)."),
+    ] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
     json: Json = False,
 ) -> None:
-    """Copy a match up to a seq into a new match (for what-if play); the new one records its origin."""
+    """Copy a match up to a seq into a new match (for what-if play); the new one records its origin.
+
+    With -p the fork is played on to its end at once, as `matchlog resume` would.
+    Example: matchlog fork 01a1fcca --at 40 -p heuristic -p random
+    """
     with open_log(db, server) as log:
         source = log.info(match).match_id
+        if player:  # the players must fit the seats before there is a fork to leave unplayed
+            started = log.read(source, stop=0)[0].event
+            seats_taken_by(started.game, started.seats, player)  # type: ignore[attr-defined]
         new_id = log.fork(source, at)
+        if not json:
+            console.out(f"match {new_id} is a fork of {source} at seq {at}")
+        played = resume_and_report(log, new_id, player, seed=seed, timeout=timeout, json=json) if player else None
     if json:
-        emit_json({"match_id": str(new_id), "origin": {"match_id": str(source), "seq": at}})
-    else:
-        console.out(f"match {new_id} is a fork of {source} at seq {at}")
+        emit_json({"match_id": str(new_id), "origin": {"match_id": str(source), "seq": at}, "played": played})
 
 
 class Format(StrEnum):

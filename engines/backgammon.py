@@ -30,6 +30,7 @@ from matchlog.events import (
     Event,
     IllegalAction,
     MatchEnded,
+    MatchResumed,
     MatchStarted,
     OpeningRolled,
     Outcome,
@@ -372,9 +373,28 @@ class Backgammon:
     # -- building and folding ----------------------------------------------------------------
 
     def start(self, started: MatchStarted) -> BackgammonState:
+        """The opening board, or the position `started` describes: a GNU Backgammon position ID,
+        optionally the dice rolled and the side on roll (`engines.backgammon_id.parse_position`),
+        with no opening roll.
+
+        Raises:
+            UsageError: an option, a table size or a position backgammon cannot take.
+        """
         options: BackgammonOptions = parse_options(self.spec, started.options)
         self.spec.check_players(len(started.seats))
-        return BackgammonState(options=options, names=tuple(seat.name for seat in started.seats))
+        state = BackgammonState(options=options, names=tuple(seat.name for seat in started.seats))
+        if started.position is None:
+            return state
+        from .backgammon_id import parse_position
+
+        given = parse_position(started.position)
+        placed = msgspec.structs.replace(
+            state, points=given.points, bar=given.bar, off=given.off, side=given.turn, opening=None
+        )
+        if given.dice is None:
+            return placed  # the side on roll rolls first
+        a, b = given.dice
+        return _begin_turn(placed, given.turn, (a, a, a, a) if a == b else (a, b))
 
     def apply(self, state: BackgammonState, event: Event) -> BackgammonState:
         """Return the board after `event`. Assumes the referee already checked it."""
@@ -396,7 +416,7 @@ class Backgammon:
                 return msgspec.structs.replace(state, removed=(*state.removed, seat), winner=1 - seat)
             case MatchEnded():
                 return msgspec.structs.replace(state, ended=True)
-            case AnswerRejected() | ChanceCommitted() | ChanceRevealed():
+            case AnswerRejected() | ChanceCommitted() | ChanceRevealed() | MatchResumed():
                 return state
             case MatchStarted() | ActionsUndone():
                 raise ValueError(f"{event.tag} is handled by replay, not by the engine")

@@ -26,6 +26,7 @@ from matchlog.events import (
     Event,
     IllegalAction,
     MatchEnded,
+    MatchResumed,
     MatchStarted,
     Outcome,
     PlayerRemoved,
@@ -113,7 +114,9 @@ class Engine(Protocol[State]):
     spec: GameSpec
 
     def start(self, started: MatchStarted) -> State:
-        """The state at seq 0. Raises UsageError for options or seats the game cannot take."""
+        """The state at seq 0: the game's start, or the position `started.position` describes.
+        Raises UsageError for options, seats or a position the game cannot take (a position's
+        code is usage.position)."""
         ...
 
     def apply(self, state: State, event: Event) -> State:
@@ -215,8 +218,16 @@ def describe_lifecycle(names: tuple[str, ...], event: Event) -> str | None:
         return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
 
     match event:
-        case MatchStarted(game=game, seats=seats):
-            return f"{game} match starts: " + ", ".join(f"seat {i} {s.name} ({s.player})" for i, s in enumerate(seats))
+        case MatchStarted(game=game, seats=seats, position=position):
+            # Only that there is a position: it may hold what a seat may not see (hidden tiles).
+            where = " from a given position" if position is not None else ""
+            return f"{game} match starts{where}: " + ", ".join(
+                f"seat {i} {s.name} ({s.player})" for i, s in enumerate(seats)
+            )
+        case MatchResumed(players=players):
+            return "the referee resumes the match: " + ", ".join(
+                f"seat {i} {name(i)} ({player})" for i, player in enumerate(players)
+            )
         case AnswerRejected(seat=seat, decision=decision, answer=answer, code=code, message=message):
             return f"{name(seat)} answered {answer} to {decision}: rejected [{code}] {message}"
         case PlayerRemoved(seat=seat, code=code, reason=reason):

@@ -14,6 +14,7 @@ up is out; the last with a hidden tile wins.
 from __future__ import annotations
 
 import random
+import re
 
 import msgspec
 
@@ -27,6 +28,7 @@ from matchlog.events import (
     IllegalAction,
     JokerPlaced,
     MatchEnded,
+    MatchResumed,
     MatchStarted,
     Outcome,
     PlayerRemoved,
@@ -36,6 +38,7 @@ from matchlog.events import (
     TileRevealed,
     TilesShuffled,
     TilesShuffledHidden,
+    UsageError,
 )
 
 from .contract import CHANCE, GameSpec, Rule, Turn, among_outcomes, describe_lifecycle, ordinal, parse_options, shown
@@ -158,16 +161,26 @@ class DaVinci:
     # -- building and folding ----------------------------------------------------------------
 
     def start(self, started: MatchStarted) -> DavinciState:
+        """The table before the shuffle; or the position `started` describes (referee-only: it
+        holds the hidden tiles): each seat's row in order, rows split by `/`, then after `|` the
+        pile from the top, then optionally whose turn it is (`turn=1`; by default the first seat
+        with a hidden tile). A tile is its colour and number as the game writes it: b3 / w3 a
+        hidden tile, B3 / W3 one turned up, b- / w- a joker: `b1 W4 w7 / w0 b5 B9 | b2 w10 turn=1`.
+
+        Raises:
+            UsageError: an option, a table size or a position Da Vinci Code cannot take.
+        """
         options: DavinciOptions = parse_options(self.spec, started.options)
         players = len(started.seats)
         self.spec.check_players(players)
-        return DavinciState(
+        state = DavinciState(
             options=options,
             names=tuple(seat.name for seat in started.seats),
             rows=((),) * players,
             revealed=((),) * players,
             wrong=((),) * players,
         )
+        return state if started.position is None else _from_position(state, started.position)
 
     def apply(self, state: DavinciState, event: Event) -> DavinciState:
         """Return the table after `event`. Assumes the referee already checked it."""
@@ -195,7 +208,14 @@ class DaVinci:
                 return _next_turn(left) if state.turn == seat else left
             case MatchEnded():
                 return msgspec.structs.replace(state, ended=True)
-            case AnswerRejected() | ChanceCommitted() | ChanceRevealed() | TilesShuffledHidden() | TileDrawnHidden():
+            case (
+                AnswerRejected()
+                | ChanceCommitted()
+                | ChanceRevealed()
+                | MatchResumed()
+                | TilesShuffledHidden()
+                | TileDrawnHidden()
+            ):
                 return state
             case MatchStarted() | ActionsUndone():
                 raise ValueError(f"{event.tag} is handled by replay, not by the engine")
@@ -370,6 +390,9 @@ class DaVinci:
 
     def redact(self, state: DavinciState, event: Event, seat: int | None) -> Event:
         match event:
+            case MatchStarted(position=position) if position is not None:
+                # The position as this seat knew it: others' hidden tiles and the pile face down.
+                return msgspec.structs.replace(event, position=_position_text(self.view(self.start(event), seat)))
             case TilesShuffled(order=order):
                 return TilesShuffledHidden(count=len(order))
             case TileDrawn(seat=owner, tile=tile) if owner != seat:
@@ -543,6 +566,88 @@ def _place(state: DavinciState, seat: int, tile: int) -> str:
 
 def _name(state: DavinciState, seat: int) -> str:
     return state.names[seat] if 0 <= seat < len(state.names) else f"seat {seat}"
+
+
+_TILE = re.compile(r"(?P<colour>[bwBW])(?P<face>[0-9]{1,2}|-)")
+_TURN = re.compile(r"\bturn=(?P<seat>[0-9]{1,2})\b")
+
+
+def _position_text(state: DavinciState) -> str:
+    """A table written in the `--position` notation (b? / w? for a tile the viewer cannot see)."""
+    rows = " / ".join(
+        " ".join(tile_text(tile, revealed=up) for tile, up in zip(row, shown_, strict=True))
+        for row, shown_ in zip(state.rows, state.revealed, strict=True)
+    )
+    pile = " ".join(tile_text(tile, revealed=False) for tile in state.pile)
+    return f"{rows} | {pile} turn={state.turn}" if pile else f"{rows} turn={state.turn}"
+
+
+def _from_position(state: DavinciState, text: str) -> DavinciState:
+    """`state` (before the shuffle) set to the rows and pile of a `--position` text (`DaVinci.start`).
+
+    Raises:
+        UsageError: (usage.position) not that form, or not a position this table can play on from.
+    """
+
+    def refuse(message: str) -> UsageError:
+        return UsageError(f"a Da Vinci Code position: {message}", code="usage.position")
+
+    def tile(word: str) -> tuple[int, bool]:
+        given = _TILE.fullmatch(word)
+        if given is None:
+            raise refuse(f"{word[:20]!r} is not a tile (b3, W11, b- for a joker)")
+        hue = "bw".index(given["colour"].lower())
+        if given["face"] == "-":
+            if not state.options.jokers:
+                raise refuse(f"{word} is a joker, and the match is played without jokers (--jokers)")
+            return JOKERS[hue], given["colour"].isupper()
+        if not 0 <= int(given["face"]) <= 11:
+            raise refuse(f"{word}: tiles are numbered 0 to 11")
+        return 2 * int(given["face"]) + hue, given["colour"].isupper()
+
+    turns = _TURN.findall(text)
+    if len(turns) > 1:
+        raise refuse("turn= is given more than once")
+    board, _, pile_text = _TURN.sub(" ", text).partition("|")
+    if "|" in pile_text:
+        raise refuse("one | separates the rows from the pile")
+    rows_text = board.split("/")
+    if len(rows_text) != state.players:
+        raise refuse(f"it has {len(rows_text)} rows (split by /); the match has {state.players} seats")
+    rows: list[tuple[int, ...]] = []
+    revealed: list[tuple[bool, ...]] = []
+    for seat, row_text in enumerate(rows_text):
+        row = [tile(word) for word in row_text.split()]
+        if not row:
+            raise refuse(f"seat {seat}'s row is empty")
+        numbered = [t for t, _ in row if t not in JOKERS]
+        if numbered != sorted(numbered):
+            raise refuse(f"seat {seat}'s row is not in order (by number, black before white)")
+        rows.append(tuple(t for t, _ in row))
+        revealed.append(tuple(up for _, up in row))
+    pile = tuple(tile(word)[0] for word in pile_text.split())
+    every = [t for row in rows for t in row] + list(pile)
+    if len(set(every)) != len(every):
+        twice = next(t for t in every if every.count(t) > 1)
+        raise refuse(f"{tile_text(twice, revealed=False)} is in it twice")
+    out = tuple(seat for seat in range(state.players) if all(revealed[seat]))
+    active = [seat for seat in range(state.players) if seat not in out]
+    if len(active) < 2:
+        raise refuse("two seats or more must have a hidden tile")
+    turn = int(turns[0]) if turns else active[0]
+    if turn not in active:
+        raise refuse(f"turn={turn} is not a seat with a hidden tile ({', '.join(map(str, active))})")
+    return msgspec.structs.replace(
+        state,
+        rows=tuple(rows),
+        revealed=tuple(revealed),
+        wrong=tuple(((),) * len(row) for row in rows),
+        pile=pile,
+        dealt=len(every) - len(pile),
+        turn=turn,
+        out=out,
+        phase="draw" if pile else "guess",
+    )
 
 
 def _is_int(value: object) -> bool:

@@ -30,6 +30,7 @@ from matchlog.events import (
     Event,
     IllegalAction,
     MatchEnded,
+    MatchResumed,
     MatchStarted,
     Outcome,
     PenguinMoved,
@@ -232,13 +233,23 @@ class Fish:
     # -- building and folding ----------------------------------------------------------------
 
     def start(self, started: MatchStarted) -> FishState:
+        """The state before the board is generated; or the position `started` describes: the
+        course's State JSON (players in turn order from the one to act, colours for seats, and
+        the board), placing while some player has penguins left to place, else moving.
+
+        Raises:
+            UsageError: an option, a table size or a position Fish cannot take.
+        """
         options: FishOptions = parse_options(self.spec, started.options)
         players = len(started.seats)
         self.spec.check_players(players)
+        names = tuple(seat.name for seat in started.seats)
+        if started.position is not None:
+            return _from_position(started.position, options, names)
         _check_board_options(options, players)
         return FishState(
             options=options,
-            names=tuple(seat.name for seat in started.seats),
+            names=names,
             ages=(None,) * players,
             penguins=((),) * players,
             scores=(0,) * players,
@@ -273,7 +284,7 @@ class Fish:
                 return _settle(kicked)
             case MatchEnded():
                 return msgspec.structs.replace(state, ended=True)
-            case AnswerRejected() | ChanceCommitted() | ChanceRevealed():
+            case AnswerRejected() | ChanceCommitted() | ChanceRevealed() | MatchResumed():
                 return state
             case MatchStarted() | ActionsUndone():
                 raise ValueError(f"{event.tag} is handled by replay, not by the engine")
@@ -660,6 +671,49 @@ def state_from_json(data: object, *, phase: str = "move") -> FishState:
         phase=phase,
     )
     return _settle(state)
+
+
+def _from_position(text: str, options: FishOptions, names: tuple[str, ...]) -> FishState:
+    """The state a `--position` text (the course's State JSON) describes, for a table of `names`.
+
+    Raises:
+        UsageError: (usage.position) not a State, or not one this table can play on from.
+    """
+
+    def refuse(message: str) -> UsageError:
+        return UsageError(f"a Fish position: {message}", code="usage.position")
+
+    try:
+        data = msgspec.json.decode(text)
+        parsed = msgspec.convert(data, StateJSON)
+    except msgspec.ValidationError as error:
+        raise refuse(f"not the course's State ({error})") from None
+    except msgspec.DecodeError as error:
+        raise refuse(f"not JSON ({error})") from None
+    players = len(names)
+    each = 6 - players
+    counts = [len(player.places) for player in parsed.players]
+    colours = [COLORS.index(player.color) for player in parsed.players]
+    if not parsed.board or not 1 <= len(parsed.board) * max(map(len, parsed.board)) <= 400:
+        raise refuse("the board has 1 to 400 tiles")
+    if len(parsed.players) < 2 or max(colours) + 1 != players:
+        raise refuse(
+            f"the match has {players} seats, so the State has two players or more and its highest colour is "
+            f"{COLORS[players - 1]} (seat {players - 1})"
+        )
+    if any(count > each for count in counts):
+        raise refuse(f"with {players} players each has {each} penguins, not more")
+    phase = "move" if all(count == each for count in counts) else "place"
+    if phase == "place" and counts[0] == each:
+        raise refuse("the player to act (the first in the State) has no penguin left to place")
+    try:
+        state = state_from_json(data, phase=phase)
+    except IllegalAction as error:
+        raise refuse(error.message) from None
+    if state.over:
+        raise refuse("nobody can move: the game is over")
+    board_options = msgspec.structs.replace(options, rows=len(state.board), columns=len(state.board[0]))
+    return msgspec.structs.replace(state, options=board_options, names=names)
 
 
 ENGINE = Fish()

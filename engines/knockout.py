@@ -28,6 +28,7 @@ from matchlog.events import (
     IllegalAction,
     KnockoutGamePlayed,
     MatchEnded,
+    MatchResumed,
     MatchStarted,
     Outcome,
     PlayerRemoved,
@@ -98,6 +99,8 @@ class Knockout:
 
     def start(self, started: MatchStarted) -> KnockoutState:
         options: KnockoutOptions = parse_options(self.spec, started.options)
+        if started.position is not None:
+            raise UsageError("a knockout does not start from a position", code="usage.position")
         if not 2 <= options.smallest <= options.largest or options.largest == options.smallest:
             raise UsageError(
                 f"a knockout needs tables of two sizes or more to seat any field, not {options.smallest} to "
@@ -143,7 +146,7 @@ class Knockout:
                 return msgspec.structs.replace(state, removed=removed, out_after=out)
             case MatchEnded():
                 return msgspec.structs.replace(state, phase="over")
-            case AnswerRejected() | ChanceCommitted() | ChanceRevealed():
+            case AnswerRejected() | ChanceCommitted() | ChanceRevealed() | MatchResumed():
                 return state
             case MatchStarted() | ActionsUndone():
                 raise ValueError(f"{event.tag} is handled by replay, not by the engine")

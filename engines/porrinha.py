@@ -10,6 +10,7 @@ hidden information (hands stay secret until the round settles) and sequential pu
 from __future__ import annotations
 
 import random
+import re
 from typing import Literal
 
 import msgspec
@@ -27,6 +28,7 @@ from matchlog.events import (
     HandReset,
     IllegalAction,
     MatchEnded,
+    MatchResumed,
     MatchStarted,
     Outcome,
     PlayerRemoved,
@@ -137,17 +139,36 @@ class Porrinha:
     # -- building and folding ----------------------------------------------------------------
 
     def start(self, started: MatchStarted) -> PorrinhaState:
+        """The first round, every player with the `chopsticks` option's count; or the position
+        `started` describes: chopsticks per seat, then optionally the first guesser (seat 0 by
+        default), as `3,2,0,1 first=1` (a seat with none has left the game; seats that left
+        earlier rank in seat order).
+
+        Raises:
+            UsageError: an option, a table size or a position Porrinha cannot take.
+        """
         options: PorrinhaOptions = parse_options(self.spec, started.options)
         players = len(started.seats)
         self.spec.check_players(players)
         if options.chopsticks < 1:
             raise UsageError("each player needs at least one chopstick", code="usage.options")
-        return PorrinhaState(
+        state = PorrinhaState(
             options=options,
             names=tuple(seat.name for seat in started.seats),
             chopsticks=(options.chopsticks,) * players,
             hands=(None,) * players,
             guesses=(PENDING_GUESS,) * players,
+        )
+        if started.position is None:
+            return state
+        chopsticks, first = _position(started.position, players)
+        out = tuple(seat for seat in range(players) if chopsticks[seat] == 0)
+        return msgspec.structs.replace(
+            state,
+            chopsticks=chopsticks,
+            out=out,
+            first_guesser=first,
+            guesses=tuple(NOT_PLAYING if seat in out else PENDING_GUESS for seat in range(players)),
         )
 
     def apply(self, state: PorrinhaState, event: Event) -> PorrinhaState:
@@ -176,7 +197,7 @@ class Porrinha:
                 return removed if removed.over else _settle_if_complete(removed)
             case MatchEnded():
                 return msgspec.structs.replace(state, ended=True)
-            case AnswerRejected() | ChanceCommitted() | ChanceRevealed() | HandHidden():
+            case AnswerRejected() | ChanceCommitted() | ChanceRevealed() | MatchResumed() | HandHidden():
                 return state  # the ruling that follows (or the hidden fact) is what changes the table
             case MatchStarted() | ActionsUndone():
                 raise ValueError(f"{event.tag} is handled by replay, not by the engine")
@@ -361,6 +382,41 @@ class Porrinha:
                 result = "nobody guessed right"
             line += f" | round {before.round}: {hands} = {after.last_total}; {result}"
         return line
+
+
+#: The most chopsticks a position may give one player (a hand and the guesses grow with it).
+MAX_CHOPSTICKS = 100
+_POSITION = re.compile(
+    r"\s*(?P<chopsticks>[0-9]{1,6}(?:\s*,\s*[0-9]{1,6})*)(?:\s+first\s*=\s*(?P<first>[0-9]{1,6}))?\s*"
+)
+
+
+def _position(text: str, players: int) -> tuple[tuple[int, ...], int]:
+    """Chopsticks per seat and the first guesser, from a `--position` text such as `3,2,0,1 first=1`.
+
+    Raises:
+        UsageError: (usage.position) not that form, or not a position Porrinha can play on from.
+    """
+    given = _POSITION.fullmatch(text)
+    if given is None:
+        example = "3,2,0,1 first=1"
+        raise UsageError(
+            f"a Porrinha position is chopsticks per seat and the first guesser, e.g. {example}; not {text[:60]!r}",
+            code="usage.position",
+        )
+    chopsticks = tuple(int(count) for count in given["chopsticks"].split(","))
+    first = int(given["first"] or 0)
+    if len(chopsticks) != players:
+        raise UsageError(
+            f"the position gives chopsticks for {len(chopsticks)} seats; the match has {players}", code="usage.position"
+        )
+    if any(count > MAX_CHOPSTICKS for count in chopsticks):
+        raise UsageError(f"a player holds at most {MAX_CHOPSTICKS} chopsticks in a position", code="usage.position")
+    if sum(count > 0 for count in chopsticks) < 2:
+        raise UsageError("the position must leave two players or more holding chopsticks", code="usage.position")
+    if not 0 <= first < players or chopsticks[first] == 0:
+        raise UsageError(f"the first guesser, seat {first}, must be a seat holding chopsticks", code="usage.position")
+    return chopsticks, first
 
 
 def _put(values: tuple, index: int, value: object) -> tuple:

@@ -15,6 +15,7 @@ __all__ = [
     "ActionsUndone",
     "AnswerRejected",
     "MatchEnded",
+    "MatchResumed",
     "MatchStarted",
     "Origin",
     "PlayerRemoved",
@@ -42,7 +43,10 @@ class MatchStarted(Event, tag="match.started"):
     """The referee opened a match: which game, under which options, and who sits where.
 
     `options` holds every option of the game, defaults included, so the match replays under the
-    rules it was played with even after the defaults change.
+    rules it was played with even after the defaults change. `position`, when given, is the
+    position the match starts from instead of the game's own start, in the game's notation (a GNU
+    Backgammon position ID, Fish's State JSON, ...: see each engine's `start`). It is kept apart
+    from the options because it may hold what seats may not see (Da Vinci Code's hidden tiles).
     """
 
     game: str
@@ -50,6 +54,7 @@ class MatchStarted(Event, tag="match.started"):
     seats: tuple[Seat, ...]
     series: Series | None = None
     origin: Origin | None = None
+    position: str | None = None
 
 
 class AnswerRejected(Event, tag="match.answer_rejected"):
@@ -111,6 +116,15 @@ class ChanceRevealed(Event, tag="match.chance_revealed"):
     seed: str
 
 
+class MatchResumed(Event, tag="match.resumed"):
+    """A referee picked up a match that had not ended (after an undo, in a fork, after a crash) from
+    the state its log folds to, with `players[seat]` playing each seat from here on; seats keep
+    their names. Chance starts a new segment here: the referee commits to a fresh seed right after
+    this event and reveals it at the end, so every draw after it is re-derived from that seed."""
+
+    players: tuple[str, ...]
+
+
 EVENTS: tuple[type[Event], ...] = (
     MatchStarted,
     AnswerRejected,
@@ -119,4 +133,5 @@ EVENTS: tuple[type[Event], ...] = (
     MatchEnded,
     ChanceCommitted,
     ChanceRevealed,
+    MatchResumed,
 )

@@ -2,8 +2,8 @@
 
 from .calls import PlayerCalls, Reply
 from .knockout import KnockoutResult, run_knockout
-from .match import GameProtocol, MemoryRecorder, Recorder, Referee, StoreRecorder
-from .play import DEFAULT_TIMEOUT, RUNNERS, MatchResult, SeriesResult, play_match, play_series
+from .match import GameProtocol, MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder
+from .play import DEFAULT_TIMEOUT, RUNNERS, MatchResult, SeriesResult, play_match, play_series, resume_match
 from .players import builtin_names, make_player, register_builtin, seats_from_specs
 from .porrinha import PorrinhaProtocol, RandomPlayer, ReasonerPlayer, Table
 
@@ -21,6 +21,7 @@ __all__ = [
     "Recorder",
     "Referee",
     "Reply",
+    "Resumption",
     "SeriesResult",
     "StoreRecorder",
     "Table",
@@ -29,6 +30,7 @@ __all__ = [
     "play_match",
     "play_series",
     "register_builtin",
+    "resume_match",
     "run_knockout",
     "seats_from_specs",
 ]

@@ -300,11 +300,16 @@ class _Session:
 
     def play(self) -> None:
         engine = ENGINE
-        self.roll()
-        self.send(OutputType.GAME_STATE, _Lazy(partial(game_state, self.state)))
-        opening = self.state.opening
-        assert opening is not None
-        self.send(OutputType.TURN_ROLLS, DieRolls(*opening))
+        if self.state.side < 0:
+            self.roll()
+            self.send(OutputType.GAME_STATE, _Lazy(partial(game_state, self.state)))
+            opening = self.state.opening
+            assert opening is not None
+            self.send(OutputType.TURN_ROLLS, DieRolls(*opening))
+        else:  # picked up after the opening (a resumed match, a position): the board, and the dice if rolled
+            self.send(OutputType.GAME_STATE, _Lazy(partial(game_state, self.state)))
+            if self.state.dice:
+                self.send(OutputType.MOVE_ROLLS, DieRolls(*self.state.dice[:2]))
         decisions = 0
         while not self.finished and (turn := engine.to_act(self.state)) is not None:
             if turn.seat == CHANCE:

@@ -34,7 +34,17 @@ class FishProtocol:
         self.told: set[int] = set()  # kicked players already sent terminate
 
     def begin(self, referee: Referee) -> None:
-        pass  # initialize is the first decision each player makes (it answers with its age)
+        # Initialize is the first decision each player makes (it answers with its age). A match
+        # picked up later (a resume, a position) still initializes the players whose age is
+        # known, with the board as it is; their answer no longer changes the play order.
+        state: FishState = referee.state
+        for seat, age in enumerate(state.ages):
+            if age is None or seat in referee.removed or not state.active(seat):
+                continue
+            reply = self.calls[seat].call("initialize", state.board, state.players, COLORS[seat])
+            if reply.failed:
+                referee.remove(seat, reply.failure or "player.failed", f"initialize: {reply.detail}")
+        self._tell_kicked(referee)
 
     def ask(self, referee: Referee, turn: Turn) -> Reply:
         state: FishState = referee.state

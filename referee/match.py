@@ -3,6 +3,10 @@
 The referee keeps the live state in memory and records every event as it goes (so a crash loses
 at most what was not yet committed). Each game supplies a `GameProtocol` that speaks its players'
 protocol (which method to call, with what view) and its policy for rejected answers.
+
+A referee either opens a match (recording its `MatchStarted`) or picks one up that has not ended
+(a `Resumption`: its effective history, folded again here): then it records `MatchResumed` and,
+for a game with chance, a fresh commitment, the start of a new chance segment.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, Protocol
 from uuid import UUID
+
+import msgspec
 
 from matchlog.engines import CHANCE, Engine, Turn
 from matchlog.engines.chance import ALGORITHM, ChanceSource, commitment
@@ -28,6 +34,7 @@ from matchlog.events import (
     Event,
     IllegalAction,
     MatchEnded,
+    MatchResumed,
     MatchStarted,
     Outcome,
     PlayerRemoved,
@@ -39,7 +46,7 @@ from matchlog.store import Appended, Figures, Store
 
 from .calls import Reply
 
-__all__ = ["GameProtocol", "MemoryRecorder", "Recorder", "Referee", "StoreRecorder"]
+__all__ = ["GameProtocol", "MemoryRecorder", "Recorder", "Referee", "Resumption", "StoreRecorder"]
 
 #: A match that needs more decisions than this is ended as abandoned (players that never progress).
 MAX_DECISIONS = 200_000
@@ -178,6 +185,22 @@ class GameProtocol(Protocol):
         ...
 
 
+class Resumption(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a referee picks up a match that has not ended.
+
+    `history` is the match's effective history after its `MatchStarted` (undos and what they took
+    back skipped: `replay.fold.effective`), `last_seq` the seq of the log's last event (an undo
+    may follow the last effective one), `players` the player at each seat from here on, and
+    `seeds` earlier chance seeds this referee reveals at the end besides its own (a fork's
+    origin revealed them, so the fork's own log can re-derive its first segment too).
+    """
+
+    history: tuple[Record, ...]
+    last_seq: int
+    players: tuple[str, ...]
+    seeds: tuple[bytes, ...] = ()
+
+
 class Referee:
     """Runs one match: the live state, every event recorded, players asked through their protocol."""
 
@@ -190,6 +213,7 @@ class Referee:
         match_id: UUID | None = None,
         on_event: Callable[[Event, Any], None] | None = None,
         chance: ChanceSource | None = None,
+        resumption: Resumption | None = None,
     ) -> None:
         self.engine = engine
         self.started = started
@@ -206,9 +230,28 @@ class Referee:
         self.chance = chance
         #: The figures statistics need, counted as the match goes (`engines.figures`).
         self.tally = Tally(engine)
-        self._emit([started], apply=False)
+        #: Earlier segments' chance seeds to reveal at the end (a resumed fork's).
+        self._seeds: tuple[bytes, ...] = ()
+        if resumption is None:
+            self._emit([started], apply=False)
+        else:
+            self._pick_up(resumption)
         if chance is not None:
             self.record(ChanceCommitted(algorithm=ALGORITHM, commitment=commitment(chance.secret)))
+
+    def _pick_up(self, resumption: Resumption) -> None:
+        """Fold the match's effective history (tallying it) and record that play goes on here."""
+        if len(resumption.players) != len(self.started.seats):
+            raise ValueError(f"{len(resumption.players)} players for {len(self.started.seats)} seats")
+        for record in resumption.history:
+            before = self.state
+            self.state = self.engine.apply(before, record.event)
+            self.tally.add(record.seq, before, record.event, self.state)
+            if isinstance(record.event, PlayerRemoved):
+                self.removed.add(record.event.seat)
+        self.seq = resumption.last_seq
+        self._seeds = resumption.seeds
+        self.record(MatchResumed(players=resumption.players))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -305,8 +348,10 @@ class Referee:
         return outcome
 
     def _reveal(self) -> list[Event]:
-        """The seed of a committed random source, revealed once the match is over."""
-        return [] if self.chance is None else [ChanceRevealed(seed=self.chance.secret.hex())]
+        """The seed of a committed random source (and earlier segments' seeds this referee knows),
+        revealed once the match is over."""
+        own = () if self.chance is None else (self.chance.secret,)
+        return [ChanceRevealed(seed=seed.hex()) for seed in (*self._seeds, *own)]
 
     def take_back(self, undo: ActionsUndone, state: Any) -> None:
         """Record an undo and return to `state`, the state before the first event it takes back."""

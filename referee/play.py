@@ -15,17 +15,37 @@ import msgspec
 
 from matchlog.engines import get as get_engine
 from matchlog.engines import parse_options
-from matchlog.engines.chance import ChanceSource, seed_for
-from matchlog.events import Event, MatchStarted, Outcome, Seat, Series, UsageError, uuid7
+from matchlog.engines.chance import ChanceSource, commitment, seed_for
+from matchlog.events import (
+    ChanceCommitted,
+    ChanceRevealed,
+    Event,
+    MatchStarted,
+    Outcome,
+    Record,
+    Seat,
+    Series,
+    UnknownMatch,
+    UsageError,
+    uuid7,
+)
 from matchlog.store import Store
 
 from . import backgammon, davinci, fish
 from .calls import PlayerCalls
-from .match import MemoryRecorder, Recorder, Referee, StoreRecorder
-from .players import is_builtin, make_player, seats_from_specs
+from .match import MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder
+from .players import is_builtin, make_player, seats_from_specs, seats_taken_by
 from .porrinha import PorrinhaProtocol
 
-__all__ = ["DEFAULT_TIMEOUT", "RUNNERS", "MatchResult", "SeriesResult", "play_match", "play_series"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "RUNNERS",
+    "MatchResult",
+    "SeriesResult",
+    "play_match",
+    "play_series",
+    "resume_match",
+]
 
 #: Seconds a player may take to answer one call, unless told otherwise.
 DEFAULT_TIMEOUT = 10.0
@@ -74,35 +94,179 @@ def play_match(
     on_event: Callable[[Event, Any], None] | None = None,
     wait: bool = True,
     match_id: UUID | None = None,
+    position: str | None = None,
 ) -> MatchResult:
     """Referee one match between `players` (seated as `seats`) and record it.
 
     Built-in players are called directly; user players run under `timeout` seconds per call.
     `seed` seeds chance (dice, shuffles, boards); without one the seed is secret until the match
     ends. Either way the referee commits to it first and reveals it at the end (`engines.chance`).
-    With `wait` (the default) it returns once the match is durable; without, the caller waits on
-    the recorder (`MatchResult.recorder.wait()`).
+    `position` starts the match from a described position instead of the game's start, in the
+    game's notation (see each engine's `start`). With `wait` (the default) it returns once the
+    match is durable; without, the caller waits on the recorder (`MatchResult.recorder.wait()`).
 
     Raises:
-        UsageError: a bad game, option or table size.
+        UsageError: a bad game, option, position or table size.
         StoreError: the log refused an append (the match stops there).
     """
     engine = get_engine(game)
     spec = engine.spec
     spec.check_players(len(seats))
     full_options = msgspec.to_builtins(parse_options(spec, options))
-    started = MatchStarted(game=game, options=full_options, seats=tuple(seats), series=series)
+    started = MatchStarted(game=game, options=full_options, seats=tuple(seats), series=series, position=position)
     match_id = match_id or uuid7()
     if recorder is None:
         recorder = StoreRecorder(store, match_id) if store is not None else MemoryRecorder()
+    chance = ChanceSource(seed_for(seed)) if spec.chance else None
+    rng = chance or random.Random(seed)
+    return _referee(
+        started,
+        seats,
+        players,
+        recorder,
+        match_id=match_id,
+        timeout=timeout,
+        chance=chance,
+        rng=rng,
+        on_event=on_event,
+        wait=wait,
+    )
+
+
+def resume_match(
+    store: Store,
+    match: UUID | str,
+    specs: Sequence[str],
+    *,
+    seed: int | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    on_event: Callable[[Event, Any], None] | None = None,
+    players: Sequence[object] | None = None,
+) -> MatchResult:
+    """Play on, to its end, a match that has not ended (after an arbiter's undo, in a fork, after a
+    crash), from the state its log folds to (its effective history), with the players `specs`
+    taking its seats in order (`players`, when given, are those specs' player objects, built by
+    the caller); the seats keep their names.
+
+    The referee records `match.resumed` with the players, then, for a game with chance, commits to
+    a fresh seed (derived from `seed` when given, like the players' choices) and reveals it at the
+    end, with the seeds of earlier segments a fork's origin revealed, so the audit re-derives them.
+
+    Raises:
+        UnknownMatch: no such match.
+        UsageError: the match has ended, matchlog does not referee its game, or the players do not
+            fit its seats.
+        ConcurrencyError: the match changed while it was being picked up.
+        StoreError: the log refused an append.
+    """
+    from matchlog.replay.fold import effective, engine_of  # replay reads the log back; nothing there imports us
+
+    records = store.read(match)
+    match_id = records[0].match_id
+    engine = engine_of(records)
+    started = records[0].event
+    assert isinstance(started, MatchStarted)
+    status = store.info(match_id).status
+    if status != "running":
+        raise UsageError(
+            f"match {match_id} has ended ({status}): undo its end (matchlog undo) or fork it to play on",
+            code="usage.ended",
+        )
+    if started.game not in RUNNERS:
+        raise UsageError(f"matchlog cannot referee {started.game}", code="usage.game")
+    seats = seats_taken_by(started.game, started.seats, specs)
+    base = random.Random(seed)
+    player_seeds = [base.randrange(2**63) for _ in seats]
+    if players is None:
+        players = [
+            make_player(started.game, s.player, random.Random(n)) for s, n in zip(seats, player_seeds, strict=True)
+        ]
+    elif len(players) != len(seats):
+        raise UsageError(f"{len(players)} player objects for {len(seats)} seats", code="usage.players")
+    chance = ChanceSource(seed_for(None if seed is None else base.randrange(2**63))) if engine.spec.chance else None
+    recorder = StoreRecorder(store, match_id)
+    recorder.next_seq = records[-1].seq + 1
+    resumption = Resumption(
+        history=tuple(effective(records)[1:]),
+        last_seq=records[-1].seq,
+        players=tuple(seat.player for seat in seats),
+        seeds=_seeds_revealed_upstream(store, records),
+    )
+    return _referee(
+        started,
+        seats,
+        players,
+        recorder,
+        match_id=match_id,
+        timeout=timeout,
+        chance=chance,
+        rng=chance or random.Random(base.randrange(2**63)),
+        on_event=on_event,
+        wait=True,
+        resumption=resumption,
+    )
+
+
+def _seeds_revealed_upstream(store: Store, records: Sequence[Record]) -> tuple[bytes, ...]:
+    """Seeds this match committed to without revealing them that its origins (a fork's source, and
+    theirs) revealed: public already, so the match may reveal them too and be audited alone."""
+    unrevealed = {r.event.commitment for r in records if isinstance(r.event, ChanceCommitted)}
+    unrevealed -= {_commitment_of(r.event.seed) for r in records if isinstance(r.event, ChanceRevealed)}
+    found: list[bytes] = []
+    origin = records[0].event.origin  # type: ignore[attr-defined]
+    while unrevealed and origin is not None:
+        try:
+            upstream = store.read(origin.match_id)
+        except UnknownMatch:
+            break
+        for record in upstream:
+            if isinstance(record.event, ChanceRevealed):
+                seed = bytes.fromhex(record.event.seed) if _is_hex(record.event.seed) else b""
+                if seed and commitment(seed) in unrevealed:
+                    unrevealed.discard(commitment(seed))
+                    found.append(seed)
+        origin = upstream[0].event.origin  # type: ignore[attr-defined]
+    return tuple(found)
+
+
+def _commitment_of(seed: str) -> str | None:
+    return commitment(bytes.fromhex(seed)) if _is_hex(seed) else None
+
+
+def _is_hex(text: str) -> bool:
+    try:
+        bytes.fromhex(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _referee(
+    started: MatchStarted,
+    seats: Sequence[Seat],
+    players: Sequence[object],
+    recorder: Recorder,
+    *,
+    match_id: UUID,
+    timeout: float | None,
+    chance: ChanceSource | None,
+    rng: random.Random,
+    on_event: Callable[[Event, Any], None] | None,
+    wait: bool,
+    resumption: Resumption | None = None,
+) -> MatchResult:
+    """Play a match (a new one, or one picked up) with its game's runner, to its end."""
+    game = started.game
+    engine = get_engine(game)
+    referee = Referee(
+        engine, started, recorder, match_id=match_id, on_event=on_event, chance=chance, resumption=resumption
+    )
     calls = [
         PlayerCalls(player, None if is_builtin(game, seat.player) else timeout)
         for seat, player in zip(seats, players, strict=True)
     ]
-    chance = ChanceSource(seed_for(seed)) if spec.chance else None
-    referee = Referee(engine, started, recorder, match_id=match_id, on_event=on_event, chance=chance)
     try:
-        RUNNERS[game](referee, calls, chance or random.Random(seed))
+        RUNNERS[game](referee, calls, rng)
     except KeyboardInterrupt:
         if referee.outcome is None:  # what was played stays in the log, ended as abandoned
             referee.abandon("match interrupted")
@@ -127,8 +291,10 @@ def play_series(
     store: Store | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     on_match: Callable[[MatchResult], None] | None = None,
+    position: str | None = None,
 ) -> SeriesResult:
-    """Build the players once and play `games` matches with them, in the same seats.
+    """Build the players once and play `games` matches with them, in the same seats (each from
+    `position`, when given).
 
     Raises:
         UsageError: a bad player spec, game, option or count.
@@ -160,6 +326,7 @@ def play_series(
             series=series,
             seed=base.randrange(2**63),
             wait=False,
+            position=position,
         )
         results.append(result)
         for seat, place in enumerate(result.outcome.places):

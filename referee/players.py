@@ -17,7 +17,7 @@ from pathlib import Path
 
 from matchlog.events import Seat, UsageError
 
-__all__ = ["builtin_names", "make_player", "register_builtin", "seats_from_specs"]
+__all__ = ["builtin_names", "make_player", "register_builtin", "seats_from_specs", "seats_taken_by"]
 
 _BUILTINS: dict[str, dict[str, tuple[Callable[..., object], str, str | None]]] = {}
 _NAME = re.compile(r"^(?P<name>[A-Za-z0-9_.#-]{1,40})=(?P<spec>.+)$")
@@ -71,6 +71,37 @@ def seats_from_specs(game: str, specs: Sequence[str]) -> list[Seat]:
         used[base] = used.get(base, 0) + 1
         seats.append(Seat(name=base if used[base] == 1 else f"{base}#{used[base]}", player=spec))
     return seats
+
+
+def seats_taken_by(game: str, seats: Sequence[Seat], specs: Sequence[str]) -> list[Seat]:
+    """A match's `seats`, each taken by the player of the spec at its place: the seats keep their
+    names (a `NAME=` prefix, if given, must be that seat's name).
+
+    Raises:
+        UsageError: (usage.players) not one spec per seat, or a name that is not its seat's;
+            (usage.player) a spec that names no player.
+    """
+    names = ", ".join(f"{index} {seat.name}" for index, seat in enumerate(seats))
+    if len(specs) != len(seats):
+        raise UsageError(
+            f"the match has {len(seats)} seats ({names}): give one player (-p) per seat, in seat order, "
+            f"not {len(specs)}",
+            code="usage.players",
+        )
+    taken: list[Seat] = []
+    for index, (seat, given) in enumerate(zip(seats, specs, strict=True)):
+        text = given.strip()
+        named = _NAME.match(text)
+        name, spec = (named["name"], named["spec"].strip()) if named else (None, text)
+        if name is not None and name != seat.name:
+            raise UsageError(
+                f"seat {index} is {seat.name}, not {name}: players take the match's seats and keep their names "
+                f"({names})",
+                code="usage.players",
+            )
+        _check_spec(game, spec)
+        taken.append(Seat(name=seat.name, player=spec))
+    return taken
 
 
 def make_player(game: str, spec: str, rng: random.Random) -> object:

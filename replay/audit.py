@@ -11,7 +11,9 @@ included) and judges every record again:
 - every removal for breaking a rule follows a rejection of that seat with that code;
 - every undo takes back the latest effective events, and nothing follows the end;
 - every chance event is possible there (`engine.check_chance`), and, when the referee committed to
-  a seed and revealed it, is exactly what that seed draws (`engines.chance`);
+  a seed and revealed it, is exactly what that seed draws (`engines.chance`); a resumed match
+  (`match.resumed`) starts a new segment with its own commitment (`chance.uncommitted` without
+  one), and each segment's draws are re-derived from its own seed;
 - the recorded outcome is the one the rules give (unless the match was abandoned);
 - a knockout's games are matches in the same log with the players and winners it says.
 
@@ -40,6 +42,7 @@ from matchlog.events import (
     KnockoutGamePlayed,
     MatchEnded,
     MatchlogError,
+    MatchResumed,
     MatchStarted,
     PlayerRemoved,
     Record,
@@ -131,7 +134,7 @@ def audit_records(
         return report
     report = walk.report
     try:
-        auditor = _Auditor(walk, _chance_source(walk))
+        auditor = _Auditor(walk, _chance_sources(walk))
     except _CannotStart:
         return report
     for record in records[1:]:
@@ -155,9 +158,10 @@ class _Auditor:
     """The referee's life re-lived one record at a time: the effective states (an undo pops them),
     each seat's latest rejection, and where the match ended."""
 
-    def __init__(self, walk: _Walk, rng: ChanceSource | None) -> None:
+    def __init__(self, walk: _Walk, sources: dict[int, ChanceSource | None]) -> None:
         self.walk = walk
-        self.rng = rng
+        self.sources = sources  # each chance segment's source, by the seq it starts at
+        self.rng = sources.get(0)
         started = walk.records[0].event
         assert isinstance(started, MatchStarted)
         try:
@@ -196,6 +200,8 @@ class _Auditor:
             else:
                 del self.stack[-len(event.seqs) :]
             return True
+        if isinstance(event, MatchResumed):  # a new chance segment, drawn from its own seed
+            self.rng = self.sources.get(seq)
         _judge(walk, record, before, self.rng, self.rejected)
         if isinstance(event, MatchEnded):
             self.ended = seq
@@ -214,7 +220,7 @@ class LiveJudge:
 
     def __init__(self, records: Sequence[Record]) -> None:
         self._walk = _Walk(records[:1])
-        self._auditor = _Auditor(self._walk, None)
+        self._auditor = _Auditor(self._walk, {})
         self._walk.records = list(records[:1])
         for record in records[1:]:
             self._auditor.step(record)
@@ -254,47 +260,80 @@ class LiveJudge:
         return []
 
 
-def _chance_source(walk: _Walk) -> ChanceSource | None:
-    """The source the referee committed to, rebuilt from the revealed seed (None if it cannot be)."""
-    committed = [r for r in walk.records if isinstance(r.event, ChanceCommitted)]
-    revealed = [r for r in walk.records if isinstance(r.event, ChanceRevealed)]
+def _chance_sources(walk: _Walk) -> dict[int, ChanceSource | None]:
+    """Each chance segment's source, by the seq its segment starts at (0, and each match.resumed),
+    rebuilt from a revealed seed that matches the segment's commitment (None where none does).
+
+    A segment's commitment comes right after its start (a resumed segment of a match whose chance
+    was committed must have one); any other commitment is a finding. A seed
+    may be revealed anywhere after its commitment (the end of the match, even an end later taken
+    back), and every revealed seed must match one of the match's commitments.
+    """
+    starts = [0] + [r.seq for r in walk.records if isinstance(r.event, MatchResumed)]
+    committed: dict[int, ChanceCommitted] = {}
+    for record in walk.records:
+        event = record.event
+        if not isinstance(event, ChanceCommitted):
+            continue
+        segment = max(start for start in starts if start < record.seq)
+        if segment in committed:
+            walk.find(
+                record.seq,
+                "chance.committed_twice",
+                "the referee committed to a second seed in one segment (only a resume starts another)",
+            )
+        elif record.seq != segment + 1:
+            walk.find(record.seq, "chance.late_commitment", "the commitment does not come before everything else")
+        else:
+            committed[segment] = event
     if not committed:
         if walk.engine.spec.chance and not walk.engine.spec.tournament:
             walk.report.notes.append("no chance commitment recorded: chance is checked for possibility only")
-        return None
-    first = committed[0]
-    assert isinstance(first.event, ChanceCommitted)
-    if len(committed) > 1:
-        walk.find(committed[1].seq, "chance.committed_twice", "the referee committed to a second seed")
-    if first.seq != 1:
-        walk.find(first.seq, "chance.late_commitment", "the commitment does not come before everything else")
-    if first.event.algorithm != ALGORITHM:
-        walk.report.notes.append(
-            f"chance committed under {first.event.algorithm!r}, which this matchlog cannot re-derive"
-        )
-        return None
-    if not revealed:
-        walk.report.notes.append(
-            "the chance seed is not revealed (the match has not ended): draws checked for possibility only"
-        )
-        return None
-    reveal = revealed[-1].event
-    assert isinstance(reveal, ChanceRevealed)
-    try:
-        seed = bytes.fromhex(reveal.seed)
-    except ValueError:
-        walk.find(revealed[-1].seq, "chance.reveal_mismatch", "the revealed seed is not hex", seed=reveal.seed)
-        return None
-    if commitment(seed) != first.event.commitment:
-        walk.find(
-            revealed[-1].seq,
-            "chance.reveal_mismatch",
-            "the revealed seed does not match the commitment",
-            commitment=first.event.commitment,
-            seed=reveal.seed,
-        )
-        return None
-    return ChanceSource(seed)
+        return {}
+    for start in starts:
+        if start not in committed and start > 0:  # its referee drew chance it never committed to
+            walk.find(start, "chance.uncommitted", "the match was resumed without a commitment to a fresh seed")
+    seeds: dict[str, bytes] = {}  # commitment -> the seed revealed for it
+    wanted = {event.commitment for event in committed.values()}
+    for record in walk.records:
+        event = record.event
+        if not isinstance(event, ChanceRevealed):
+            continue
+        try:
+            seed = bytes.fromhex(event.seed)
+        except ValueError:
+            walk.find(record.seq, "chance.reveal_mismatch", "the revealed seed is not hex", seed=event.seed)
+            continue
+        if commitment(seed) not in wanted:
+            walk.find(
+                record.seq,
+                "chance.reveal_mismatch",
+                "the revealed seed does not match any commitment of the match",
+                commitments=sorted(wanted),
+                seed=event.seed,
+            )
+            continue
+        seeds[commitment(seed)] = seed
+    sources: dict[int, ChanceSource | None] = {}
+    for segment, event in committed.items():
+        later = segment != starts[-1]  # another referee picked the match up after this one
+        where = f" of the segment resumed at seq {segment}" if segment else " of the first segment" if later else ""
+        if event.algorithm != ALGORITHM:
+            walk.report.notes.append(
+                f"chance{where} committed under {event.algorithm!r}, which this matchlog cannot re-derive"
+            )
+            sources[segment] = None
+        elif event.commitment not in seeds:
+            why = (
+                "was never revealed (its referee stopped first)"
+                if later
+                else "is not revealed (the match has not ended)"
+            )
+            walk.report.notes.append(f"the chance seed{where} {why}: draws checked for possibility only")
+            sources[segment] = None
+        else:
+            sources[segment] = ChanceSource(seeds[event.commitment])
+    return sources
 
 
 def _judge(walk: _Walk, record: Record, before: Any, rng: ChanceSource | None, rejected: dict[int, str]) -> None:
@@ -306,6 +345,12 @@ def _judge(walk: _Walk, record: Record, before: Any, rng: ChanceSource | None, r
             walk.find(seq, "audit.restarted", "a second match.started inside the match")
         case ChanceCommitted() | ChanceRevealed():
             pass
+        case MatchResumed(players=players):
+            seats = len(walk.records[0].event.seats)  # type: ignore[attr-defined]
+            if len(players) != seats:
+                walk.find(
+                    seq, "audit.bad_resume", f"the match was resumed with {len(players)} players for {seats} seats"
+                )
         case MatchEnded(outcome=outcome):
             expected = engine.outcome(before)
             if outcome.result != "abandoned":
@@ -619,7 +664,7 @@ def _ruling(engine: Engine[Any], before: Any, record: Record) -> tuple[str, str 
             return "removed", code, reason
         case ActionsUndone(reason=reason):
             return "undo", None, reason or None
-        case MatchStarted() | MatchEnded() | ChanceCommitted() | ChanceRevealed():
+        case MatchStarted() | MatchResumed() | MatchEnded() | ChanceCommitted() | ChanceRevealed():
             return "lifecycle", None, None
     turn = engine.to_act(before)
     if record.actor is not None:

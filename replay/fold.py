@@ -153,12 +153,13 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
     def shown(s: Any) -> Any:
         return engine.view(s, seat) if as_seat else s
 
+    first = engine.redact(state, records[0].event, seat) if as_seat else records[0].event
     yield Step(
         record=records[0],
-        event=records[0].event,
+        event=first,
         before=shown(state),
         after=shown(state),
-        text=engine.describe(state, records[0].event, state),
+        text=engine.describe(shown(state), first, shown(state)),
     )
     for record in records[1:]:
         before = stack[-1][1]

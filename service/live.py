@@ -137,7 +137,7 @@ class LiveMatches:
         live = self._live.get(match_id)
         if live is None:
             try:
-                records = self.log.records(match_id)
+                records = self.log.read(match_id)
             except UnknownMatch:
                 if not starting or not isinstance(starting[0].event, MatchStarted):
                     raise
@@ -264,7 +264,7 @@ class LiveMatches:
         """What a re-send of stored events (same ids at the same seqs) appended, or None."""
         if not given or any(item.event_id is None for item in given):
             return None
-        stored = self.log.records(match_id, start=expected_seq, stop=expected_seq + len(given) - 1)
+        stored = self.log.read(match_id, start=expected_seq, stop=expected_seq + len(given) - 1)
         if len(stored) != len(given) or any(r.event_id != g.event_id for r, g in zip(stored, given, strict=True)):
             return None
         return Appended(match_id, expected_seq, stored[-1].seq, stored[-1].hash, 0)

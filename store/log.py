@@ -368,6 +368,15 @@ class Store:
             return earlier
         return found[0]
 
+    def info(self, match_id: UUID | str) -> MatchInfo:
+        """`match` under the name the `Log` interface gives it (code that records or reads through
+        either, such as the referee, calls this one).
+
+        Raises:
+            UnknownMatch: no such match.
+        """
+        return self.match(match_id)
+
     def game_of(self, match_id: UUID) -> str:
         """The game of a match: it never changes, so once read it is kept (one query saved per
         time-travel step).

@@ -645,9 +645,11 @@ _UPSERT_SEATS = """
 
 
 def replace_figures(con: duckdb.DuckDBPyConnection, sets: list[Figures]) -> None:
-    """Put each match's figures in place of any it had (inside the caller's transaction)."""
+    """Put each match's figures in place of any it had (inside the caller's transaction); of two
+    sets for one match (it ended, was undone and ended again before a flush) the later counts."""
     if not sets:
         return
+    sets = list({s.match_id: s for s in sets}.values())
     ids = [str(s.match_id) for s in sets]
     con.execute("DELETE FROM figures WHERE match_id IN (SELECT unnest(?::UUID[]))", [ids])
     rows = [(str(s.match_id), seat, figure, value) for s in sets for seat, figure, value in s.rows]

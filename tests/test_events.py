@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from pathlib import Path
 
 import msgspec
@@ -133,15 +134,23 @@ def test_json_schema_describes_every_event():
 
 
 def test_every_event_type_and_version_has_an_encoded_sample_that_still_decodes():
-    """Adding an event (or a version) without a sample fails here; so does an incompatible change."""
+    """Adding an event (or a version) without a sample fails here; so does an incompatible change.
+
+    `TAG.vN.json` is the current form of version N; `TAG.vN.LABEL.json` is an older form of the same
+    version (before a field with a default was added, say), which must still decode."""
     found = {}
     for path in sorted(SAMPLES.glob("*.json")):
-        tag, _, version = path.stem.rpartition(".v")
-        found[(tag, int(version))] = path
+        named = re.fullmatch(r"(?P<tag>[a-z_]+\.[a-z_]+)\.v(?P<version>\d+)(?:\.(?P<label>[a-z0-9-]+))?", path.stem)
+        assert named is not None, f"{path.name} is not named TAG.vN.json or TAG.vN.LABEL.json"
+        tag, version = named["tag"], int(named["version"])
         sample = path.read_bytes().strip()
-        event = decode(sample, tag=tag, version=int(version))
+        event = decode(sample, tag=tag, version=version)
         assert event.tag == tag
-        if int(version) == current_version(tag):
+        if named["label"] is not None:
+            assert encode(event) != sample, f"{path.name} is the current form: name it {tag}.v{version}.json"
+            continue
+        found[(tag, version)] = path
+        if version == current_version(tag):
             assert encode(event) == sample, f"{path.name} no longer encodes the same"
     for tag in tags():
         for version in range(1, current_version(tag) + 1):

@@ -157,7 +157,7 @@ def test_the_rules_stale_seqs_and_resends_are_answered_with_their_codes(served: 
         created = _post(client, "/api/matches", {"game": "porrinha", "seats": seats}, served.admin).json()
         match_id, referee = created["match_id"], created["tokens"]["referee"]
         with matchlog.open(served.db) as log:
-            state = engine.start(log.records(match_id)[0].event)
+            state = engine.start(log.read(match_id)[0].event)
         hand = engine.legal(state, 0)[0]
         too_many = msgspec.structs.replace(hand, hand=9)
         body = {"expected_seq": 1, "events": [{"event": msgspec.to_builtins(too_many)}]}

@@ -514,3 +514,18 @@ def test_appending_after_close_is_refused():
     store.close()
     with pytest.raises(StoreError):
         store.append(uuid7(), [started()], 0)
+
+
+def test_figures_a_match_ends_with_twice_before_they_are_written_keep_only_the_latest():
+    """A match that ends, is undone and ends again (a resume) before the writer flushes its
+    catalogue has two sets of figures waiting: the later one replaces the earlier, not both added."""
+    from matchlog.store import Figures
+    from matchlog.store.writer import replace_figures
+
+    with Store() as store:
+        match_id = new_match(store, events=3)
+        first = Figures(match_id, 1, 1, ((0, "answers", 1.0), (None, "turns", 1.0)))
+        latest = Figures(match_id, 2, 1, ((0, "answers", 2.0),))
+        store._write().submit_call(lambda con: replace_figures(con, [first, latest])).result()
+        assert store.query("SELECT seat, figure, value FROM figures") == [(0, "answers", 2.0)]
+        assert store.query("SELECT last_seq FROM projected") == [(2,)]
