@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from matchlog.events import UsageError
+from matchlog import formats
+from matchlog.events import ImportRejected, StoreError, UsageError
 from matchlog.replay import abandon, export_seat_jsonl, fork, undo
 
 from .base import (
@@ -93,6 +94,10 @@ def fork_command(
 class Format(StrEnum):
     jsonl = "jsonl"
     parquet = "parquet"
+    mat = "mat"
+    sgf = "sgf"
+    fish_state = "fish-state"
+    text = "text"
 
 
 @app.command("export")
@@ -100,10 +105,16 @@ class Format(StrEnum):
 def export(
     match: Annotated[str | None, typer.Argument(help="The match to export.")] = None,
     all_matches: Annotated[bool, typer.Option("--all", help="Export every match.")] = False,
-    format: Annotated[Format, typer.Option("--format", help="jsonl (re-importable) or parquet.")] = Format.jsonl,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="File to write (jsonl: default stdout).")
-    ] = None,
+    format: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            help="jsonl (re-importable), parquet; other tools' records of one match: mat and sgf "
+            "(backgammon, GNU Backgammon's), fish-state (the course's State JSON), text (porrinha, davinci).",
+        ),
+    ] = Format.jsonl,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default stdout).")] = None,
+    at: Annotated[int | None, typer.Option("--at", min=0, help="fish-state: the State at this seq.")] = None,
     as_seat: Annotated[
         int | None,
         typer.Option(
@@ -115,9 +126,23 @@ def export(
     """Export matches: JSON Lines with the hash chain (for `import`), or Parquet for other tools."""
     if (match is None) == (not all_matches):
         raise UsageError("give one MATCH or --all", code="usage.export")
+    if at is not None and format is not Format.fish_state:
+        raise UsageError("--at is for --format fish-state", code="usage.export")
     with open_log(db) as store:
         ids = None if all_matches else [store.resolve(match)]  # type: ignore[arg-type]
-        if as_seat is not None:
+        if format.value in formats.FORMATS:
+            if ids is None or as_seat is not None:
+                raise UsageError(
+                    f"--format {format.value} exports one MATCH, as the referee saw it", code="usage.export"
+                )
+            text = formats.export(store.read(ids[0]), format.value, at=at)
+            if output is None:
+                sys.stdout.buffer.write(text.encode())
+                return
+            output.with_name(output.name + ".partial").write_bytes(text.encode())
+            output.with_name(output.name + ".partial").replace(output)
+            count = text.count("\n")
+        elif as_seat is not None:
             if format is not Format.jsonl:
                 raise UsageError("--as-seat exports JSON Lines only", code="usage.export")
             chosen = ids if ids is not None else [info.match_id for info in store.matches(limit=None)]
@@ -141,21 +166,34 @@ def export(
                 count = store.export_jsonl(out, ids)
             partial.replace(output)
     if output is not None:
-        console.out(f"{count} events written to {output}")
+        console.out(f"{count} {'lines' if format.value in formats.FORMATS else 'events'} written to {output}")
 
 
 @app.command("import")
 @reports_errors
 def import_command(
-    file: Annotated[Path, typer.Argument(help="A JSON Lines export.")],
+    file: Annotated[Path, typer.Argument(help="A JSON Lines export, or a .mat, .sgf, .json (Fish States) or .txt.")],
+    format: Annotated[
+        Format | None, typer.Option("--format", help="Read the file as this format (default: by its extension).")
+    ] = None,
     db: Db = DEFAULT_DB,
     json: Json = False,
 ) -> None:
-    """Import a JSON Lines export: every chain is checked; all of it lands, or none of it."""
+    """Import a JSON Lines export (every chain is checked), or another tool's record (every move is
+    judged by the rules); all of it lands, or none of it."""
     if not file.is_file():
         raise UsageError(f"{file} is not a file", code="usage.file")
-    with open_log(db, create=True) as store, file.open("rb") as lines:
-        appended = store.import_jsonl(lines)
+    kind = format.value if format is not None else formats.format_of(file)
+    if kind in formats.FORMATS:
+        matches = formats.read(file.read_bytes(), kind)
+        with open_log(db, create=True) as store:
+            try:
+                appended = store.append_bulk(formats.batches(matches))
+            except StoreError as error:
+                raise ImportRejected(f"{error.message}; nothing was imported") from None
+    else:
+        with open_log(db, create=True) as store, file.open("rb") as lines:
+            appended = store.import_jsonl(lines)
     written = sum(a.written for a in appended)
     if json:
         emit_json({"matches": len(appended), "events": written, "match_ids": [str(a.match_id) for a in appended]})
