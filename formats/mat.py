@@ -48,7 +48,7 @@ _TAG = re.compile(r'^\s*[;#]\s*\[([A-Za-z][A-Za-z0-9 ]*?)\s+"((?:[^"\\]|\\.)*)"\
 _LENGTH = re.compile(r"^\s*(\d+)\s+[Pp]oints?\s+[Mm]atch")
 _GAME = re.compile(r"^\s*Game\s+(\d+)\s*$")
 _SCORE = re.compile(r"^\s*(.*?)\s*:\s*(-?\d+)\s+(.*?)\s*:\s*(-?\d+)\s*$")
-_NUMBER = re.compile(r"^\s*\d+\)")
+_NUMBER = re.compile(r"^\s*(\d+)\)")
 _ROLL = re.compile(r"^([1-6])([1-6]):\s*(.*)$")
 _WINS = re.compile(r"^wins?\s+(\d+)\s+points?\b", re.IGNORECASE)
 _DOUBLE = re.compile(r"^(?:doubles?|beavers?|raccoons?)\b(?:\s*=>\s*(\d+))?", re.IGNORECASE)
@@ -275,8 +275,11 @@ def read_mat(text: str) -> list[ImportedMatch]:
             where=f"line {start} (game {index + 1})",
             **header,  # type: ignore[arg-type]
         )
+        move = ""
         for number, line in body[1:]:
-            where = f"line {number}"
+            if (numbered := _NUMBER.match(line)) is not None:
+                move = f", move {numbered.group(1)}"
+            where = f"line {number} (game {index + 1}{move})"
             for player, half in enumerate(_columns(line)):
                 action = _action(half, player, where)
                 if action is not None:

@@ -206,8 +206,9 @@ def _date(root: Node) -> int | None:
     return int(when.timestamp()) * 1_000_000
 
 
-def _game(nodes: list[tuple[str, Node]], series: Series | None, at_us: int | None) -> GameRecord:
+def _game(nodes: list[tuple[str, Node]], number: int, series: Series | None, at_us: int | None) -> GameRecord:
     where, root = nodes[0]
+    where = f"{where} (game {number})"
     if _one(root, "GM") != "6":
         raise FormatError(FORMAT, f"{where}: not a backgammon game (GM[6]), GM[{_one(root, 'GM')}]")
     rules_text = _one(root, "RU") or ""
@@ -230,7 +231,8 @@ def _game(nodes: list[tuple[str, Node]], series: Series | None, at_us: int | Non
         algorithm, _, digest = commitment.rpartition(":")
         game.commitment = (algorithm, digest)
     game.seed = _one(root, "XS")
-    for node_where, node in nodes:
+    for count, (line, node) in enumerate(nodes):
+        node_where = f"{line} (game {number}, node {count})" if count else where
         if any(name in node for name in ("AB", "AW", "AE")):
             raise FormatError(FORMAT, f"{node_where}: a position set up by hand (AB/AW/AE); only whole games import")
         for colour in ("W", "B"):
@@ -278,6 +280,6 @@ def read_sgf(text: str) -> list[ImportedMatch]:
     matches = []
     for index, nodes in enumerate(trees):
         series = Series(series_id, index + 1, len(trees)) if series_id else None
-        game = _game(nodes, series, _date(nodes[0][1]) or at_us)
+        game = _game(nodes, index + 1, series, _date(nodes[0][1]) or at_us)
         matches.append(read_game(game, FORMAT, match_key(FORMAT, text, index)))
     return matches

@@ -89,12 +89,12 @@ _OPENING = """ 1 point match
 @pytest.mark.parametrize(
     ("moves", "message"),
     [
-        ("  1) 52: 24/19 13/11\n", r"line 5: '52: 24/19 13/11' is not a legal play for alice: .*\[backgammon\."),
-        ("  1) 52: 13/8 13/11\n  2) 31: 8/5 6/5\n", "line 6: alice rolls, but it is bob's turn"),
-        ("  1) 52: 13/8                   31: 8/5 6/5\n", "line 5: alice's play '52: 13/8' is not a whole play"),
-        ("  1) 55: 13/8 13/8 8/3 8/3\n", "line 5: the opening roll 5-5 is a double"),
-        ("  1) 52: 13/8 13/11             3: 8/5\n", r"line 5: cannot read '3: 8/5'"),
-        ("  1) 52: 13/8 13/x\n", "line 5: 'x' is not a point"),
+        ("  1) 52: 24/19 13/11\n", r"line 5 \(game 1, move 1\): '52: 24/19 13/11' is not a legal .*\[backgammon\.destination"),
+        ("  1) 52: 13/8 13/11\n  2) 31: 8/5 6/5\n", r"line 6 \(game 1, move 2\): alice rolls, but it is bob's turn"),
+        ("  1) 52: 13/8                   31: 8/5 6/5\n", r"line 5 \(game 1, move 1\): alice's play '52: 13/8' is"),
+        ("  1) 55: 13/8 13/8 8/3 8/3\n", r"line 5 \(game 1, move 1\): the opening roll 5-5 is a double"),
+        ("  1) 52: 13/8 13/11             3: 8/5\n", r"line 5 \(game 1, move 1\): cannot read '3: 8/5'"),
+        ("  1) 52: 13/8 13/x\n", r"line 5 \(game 1, move 1\): 'x' is not a point"),
     ],
 )
 def test_a_mat_that_breaks_the_rules_is_refused_at_its_line(moves: str, message: str) -> None:
@@ -118,11 +118,11 @@ def test_a_result_that_is_not_the_rules_one_is_refused() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("(;GM[1]PW[a]PB[b];W[31hefe])", r"line 1: not a backgammon game \(GM\[6\]\)"),
-        ("(;GM[6]PW[a]PB[b]\n;W[31hefe]\n;B[52Aaab])", "line 3: 'A' is not a point letter"),
+        ("(;GM[1]PW[a]PB[b];W[31hefe])", r"line 1 \(game 1\): not a backgammon game \(GM\[6\]\)"),
+        ("(;GM[6]PW[a]PB[b]\n;W[31hefe]\n;B[52Aaab])", r"line 3 \(game 1, node 2\): 'A' is not a point letter"),
         ("(;GM[6]PW[a]PB[b]AB[a][b];W[31hefe])", "a position set up by hand"),
         ("(;GM[6]PW[a]PB[b]\n;W[31hefe\n", r"line 2: a value is not closed"),
-        ("(;GM[6]PW[a]PB[b]\n;W[31hefe]\n;W[52mrmh])", "line 3: a rolls, but it is b's turn"),
+        ("(;GM[6]PW[a]PB[b]\n;W[31hefe]\n;W[52mrmh])", r"line 3 \(game 1, node 2\): a rolls, but it is b's turn"),
     ],
 )
 def test_an_sgf_that_breaks_the_rules_is_refused_at_its_line(text: str, message: str) -> None:
@@ -195,7 +195,8 @@ def test_the_cli_imports_all_of_a_file_or_none_of_it(tmp_path: Path) -> None:
     (tmp_path / "two.mat").write_text(two)
     refused = runner.invoke(app, ["import", str(tmp_path / "two.mat"), "--db", db])
     assert refused.exit_code == 2
-    assert refused.output.startswith(f"error[import.mat]: line {len(two.splitlines())}: '52: 24/19 13/11'")
+    line = len(two.splitlines())
+    assert refused.output.startswith(f"error[import.mat]: line {line} (game 2, move 1): '52: 24/19 13/11' is not")
     listed = json.loads(runner.invoke(app, ["list", "--db", db, "--json"]).output)
     assert [match["match_id"] for match in listed] == [match_id]
     exported = runner.invoke(app, ["export", match_id, "--format", "mat", "--db", db])
