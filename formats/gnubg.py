@@ -300,13 +300,13 @@ def read_game(game: GameRecord, format: str, key: bytes) -> ImportedMatch:
                 after: BackgammonState = recording.state
                 unfinished = action if not recording.over and after.side == player and after.dice else None
                 continue
-            case Cube(player=player, action="double", value=value):
+            case Cube(action="double", value=value):  # the cube's value as the double offers it
                 cube = value if value else cube * 2
             case Cube(action="take"):
                 pass
             case Cube(player=player, action="drop"):
                 recording.record(
-                    PlayerRemoved(seat=player, code="player.resigned", reason=f"dropped the cube at {cube * 2}"), where
+                    PlayerRemoved(seat=player, code="player.resigned", reason=f"dropped a double to {cube}"), where
                 )
             case Win(player=winner, points=points):
                 if not recording.over:  # the other side resigned

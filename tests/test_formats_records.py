@@ -252,3 +252,13 @@ def test_a_damaged_record_is_imported_whole_or_refused_with_a_format_error(
         assert refusal.code == f"import.{format}"
         assert re.match(r"(line|state|byte) \d+|state file|the record", refusal.message)  # it says where
     assert all(audit_records(match.records()).passed for match in matches)
+
+
+def test_cube_actions_are_skipped_and_a_dropped_double_concedes_the_game() -> None:
+    game = _OPENING + "  1) 52: 13/8 13/11              31: 8/5 6/5\n  2)  Doubles => 2                Drops\n"
+    [dropped] = read((game + "      Wins 1 point\n").encode(), "mat")
+    removed, ended = dropped.events[-2:]
+    assert removed == PlayerRemoved(seat=1, code="player.resigned", reason="dropped a double to 2")
+    assert (ended.outcome.result, ended.outcome.winners) == ("forfeit", (0,))  # type: ignore[attr-defined]
+    [taken] = read(game.replace("Drops", "Takes").encode(), "mat")
+    assert [event.tag for event in taken.events[-2:]] == ["backgammon.checker_moved"] * 2  # the game goes on
