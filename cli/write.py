@@ -123,7 +123,8 @@ def export(
     ] = None,
     db: Db = DEFAULT_DB,
 ) -> None:
-    """Export matches: JSON Lines with the hash chain (for `import`), or Parquet for other tools."""
+    """Export matches: JSON Lines with the hash chain (for `import`), Parquet for analysis, or one
+    match as another tool's record (--format mat, sgf, fish-state, text)."""
     if (match is None) == (not all_matches):
         raise UsageError("give one MATCH or --all", code="usage.export")
     if at is not None and format is not Format.fish_state:
