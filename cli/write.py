@@ -10,7 +10,8 @@ from typing import Annotated
 
 import typer
 
-from matchlog.events import UsageError
+from matchlog import formats
+from matchlog.events import ImportRejected, StoreError, UsageError, encode
 from matchlog.referee.players import seats_taken_by
 
 from .base import (
@@ -121,6 +122,10 @@ def fork_command(
 class Format(StrEnum):
     jsonl = "jsonl"
     parquet = "parquet"
+    mat = "mat"
+    sgf = "sgf"
+    fish_state = "fish-state"
+    text = "text"
 
 
 @app.command("export")
@@ -128,10 +133,16 @@ class Format(StrEnum):
 def export(
     match: Annotated[str | None, typer.Argument(help="The match to export.")] = None,
     all_matches: Annotated[bool, typer.Option("--all", help="Export every match.")] = False,
-    format: Annotated[Format, typer.Option("--format", help="jsonl (re-importable) or parquet.")] = Format.jsonl,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="File to write (jsonl: default stdout).")
-    ] = None,
+    format: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            help="jsonl (re-importable), parquet; other tools' records of one match: mat and sgf "
+            "(backgammon, GNU Backgammon's), fish-state (the course's State JSON), text (porrinha, davinci).",
+        ),
+    ] = Format.jsonl,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default stdout).")] = None,
+    at: Annotated[int | None, typer.Option("--at", min=0, help="fish-state: the State at this seq.")] = None,
     as_seat: Annotated[
         int | None,
         typer.Option(
@@ -141,44 +152,76 @@ def export(
     db: Db = DEFAULT_DB,
     server: Server = None,
 ) -> None:
-    """Export matches: JSON Lines with the hash chain (for `import`), or Parquet for other tools."""
+    """Export matches: JSON Lines with the hash chain (for `import`), Parquet for analysis, or one
+    match as another tool's record (--format mat, sgf, fish-state, text)."""
     if (match is None) == (not all_matches):
         raise UsageError("give one MATCH or --all", code="usage.export")
+    if at is not None and format is not Format.fish_state:
+        raise UsageError("--at is for --format fish-state", code="usage.export")
+    other_tool = format.value in formats.FORMATS
+    if other_tool and (all_matches or as_seat is not None):
+        raise UsageError(f"--format {format.value} exports one MATCH, as the referee saw it", code="usage.export")
     if as_seat is not None and format is not Format.jsonl:
         raise UsageError("--as-seat exports JSON Lines only", code="usage.export")
     if format is Format.parquet and output is None:
         raise UsageError("parquet needs --output FILE", code="usage.export")
     with open_log(db, server) as log:
         ids = None if all_matches else [log.info(match).match_id]  # type: ignore[arg-type]
+        if other_tool:
+            text = formats.export(log.read(ids[0]), format.value, at=at).encode()  # type: ignore[index]
+            count = text.count(b"\n")
         if output is None:
-            count = log.export(sys.stdout.buffer, ids, format=format.value, as_seat=as_seat)
+            if other_tool:
+                sys.stdout.buffer.write(text)
+            else:
+                count = log.export(sys.stdout.buffer, ids, format=format.value, as_seat=as_seat)
             sys.stdout.buffer.flush()
         else:
             # Written whole, then renamed: a reader never finds half a file under that name.
             partial = output.with_name(output.name + ".partial")
             try:
                 with partial.open("wb") as out:
-                    count = log.export(out, ids, format=format.value, as_seat=as_seat)
+                    if other_tool:
+                        out.write(text)
+                    else:
+                        count = log.export(out, ids, format=format.value, as_seat=as_seat)
                 partial.replace(output)
             finally:
                 partial.unlink(missing_ok=True)
     if output is not None:
-        console.out(f"{count} events written to {output}")
+        console.out(f"{count} {'lines' if format.value in formats.FORMATS else 'events'} written to {output}")
 
 
 @app.command("import")
 @reports_errors
 def import_command(
-    file: Annotated[Path, typer.Argument(help="A JSON Lines export.")],
+    file: Annotated[Path, typer.Argument(help="A JSON Lines export, or a .mat, .sgf, .json (Fish States) or .txt.")],
+    format: Annotated[
+        Format | None, typer.Option("--format", help="Read the file as this format (default: by its extension).")
+    ] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
     json: Json = False,
 ) -> None:
-    """Import a JSON Lines export: every chain is checked; all of it lands, or none of it."""
+    """Import a JSON Lines export (every chain is checked), or another tool's record (every move is
+    judged by the rules); all of it lands, or none of it."""
     if not file.is_file():
         raise UsageError(f"{file} is not a file", code="usage.file")
-    with open_log(db, server, create=True) as log, file.open("rb") as lines:
-        appended = log.import_jsonl(lines)
+    kind = format.value if format is not None else formats.format_of(file)
+    with open_log(db, server, create=True) as log:
+        if kind in formats.FORMATS:
+            matches = formats.read(file.read_bytes(), kind)
+            encoded = [
+                (match_id, [(str(d.event_id), d.at_us, encode(d.event)) for d in drafts], expected)
+                for match_id, drafts, expected in formats.batches(matches)
+            ]
+            try:
+                appended = log.append_bulk_encoded(encoded)
+            except StoreError as error:
+                raise ImportRejected(f"{error.message}; nothing was imported") from None
+        else:
+            with file.open("rb") as lines:
+                appended = log.import_jsonl(lines)
     written = sum(a.written for a in appended)
     if json:
         emit_json({"matches": len(appended), "events": written, "match_ids": [str(a.match_id) for a in appended]})
