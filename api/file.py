@@ -208,6 +208,26 @@ class FileLog(Log):
             return self.store.export_jsonl(out, ids)
         raise UsageError(f"no export format {format!r}", code="usage.export")
 
+    # -- frames for analysis ------------------------------------------------------------------
+
+    def events_frame(
+        self, *, game: str | None = None, matches: Sequence[UUID | str] | None = None, flatten: bool = False
+    ) -> Any:
+        from .frames import events_frame
+
+        ids = None if matches is None else [self.store.resolve(m) for m in matches]
+        return events_frame(self.store, game=game, matches=ids, flatten=flatten)
+
+    def results_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
+        from .frames import results_frame
+
+        return results_frame(self.store, game=game, since=since)
+
+    def seats_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
+        from .frames import seats_frame
+
+        return seats_frame(self.store, game=game, since=since)
+
     # -- appending ----------------------------------------------------------------------------
 
     def append(self, match_id: UUID, events: Sequence[Event | Draft], expected_seq: int) -> Appended:

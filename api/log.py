@@ -240,6 +240,36 @@ class Log(abc.ABC):
             UsageError: a format or view that cannot be exported.
         """
 
+    # -- frames for analysis ------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def events_frame(
+        self, *, game: str | None = None, matches: Sequence[UUID | str] | None = None, flatten: bool = False
+    ) -> Any:
+        """The events (of one game, or some matches) as an Arrow table, one row each; `flatten`
+        spreads a game's payload fields into typed columns. (`.to_pandas()`; polars.from_arrow.)
+
+        Raises:
+            UsageError: no such game, or `flatten` without one.
+            Forbidden: (a server) the events need the admin token (they hold every hidden value).
+        """
+
+    @abc.abstractmethod
+    def results_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
+        """One row per match (the `match_results` view) as an Arrow table.
+
+        Raises:
+            UsageError: no such game.
+        """
+
+    @abc.abstractmethod
+    def seats_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
+        """One row per seat of every match (the `seat_results` view) as an Arrow table.
+
+        Raises:
+            UsageError: no such game.
+        """
+
     # -- appending ----------------------------------------------------------------------------
 
     @abc.abstractmethod

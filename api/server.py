@@ -342,6 +342,28 @@ class ServerLog(Log):
             return self.count() if not matches else sum(self.info(m).last_seq + 1 for m in matches)
         return count
 
+    # -- frames for analysis ------------------------------------------------------------------
+
+    def _frame(self, kind: str, params: list[tuple[str, Any]]) -> Any:
+        import pyarrow as pa
+
+        response = self._request("GET", f"/api/frames/{kind}", params=params)
+        return pa.ipc.open_stream(response.content).read_all()
+
+    def events_frame(
+        self, *, game: str | None = None, matches: Sequence[UUID | str] | None = None, flatten: bool = False
+    ) -> Any:
+        params: list[tuple[str, Any]] = [("flatten", "true" if flatten else "false")]
+        params += [("game", game)] if game is not None else []
+        params += [("match", self._id(m)) for m in matches or ()]
+        return self._frame("events", params)
+
+    def results_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
+        return self._frame("results", _view_params(game, since))
+
+    def seats_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
+        return self._frame("seats", _view_params(game, since))
+
     # -- appending ----------------------------------------------------------------------------
 
     def append(self, match_id: UUID, events: Sequence[Event | Draft], expected_seq: int) -> Appended:
@@ -414,6 +436,10 @@ class ServerLog(Log):
 
 
 _JSON = {"content-type": "application/json"}
+
+
+def _view_params(game: str | None, since: datetime | None) -> list[tuple[str, Any]]:
+    return [(k, v) for k, v in (("game", game), ("since", since.isoformat() if since else None)) if v is not None]
 
 
 def _turn_type() -> Any:

@@ -3,6 +3,7 @@ opening the log."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -12,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+import typer.core
+from typer.exceptions import TyperException
 
 from matchlog.events import MatchlogError, UsageError
 from matchlog.store import is_interrupt
@@ -54,7 +57,47 @@ __all__ = [
     "since_option",
 ]
 
+
+class _Commands(typer.core.TyperGroup):
+    """The root command: a usage error (an unknown option, a bad value, a missing argument) is the
+    one line every other error is, `error[usage]: ...`, with status 2, not click's usage box."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        try:
+            returned = super().main(*args, standalone_mode=False, **kwargs)
+        except TyperException as error:  # typer's own click: its UsageError and friends
+            context = getattr(error, "ctx", None)
+            if type(error).__name__ == "NoArgsIsHelpError" and context is not None:  # `matchlog play`: its help
+                with contextlib.suppress(BrokenPipeError):
+                    print(context.get_help())
+                sys.exit(0)
+            where = f"{context.command_path}: " if context is not None else ""
+            hint = f" (see {context.command_path} --help)" if context is not None else ""
+            text = error.format_message() if hasattr(error, "format_message") else str(error)
+            error_line(f"{where}{_lower_first(text)}{hint}", "usage")
+            sys.exit(getattr(error, "exit_code", 2) or 2)
+        except typer.Abort:
+            error_line("interrupted; nothing was done", "interrupted")
+            sys.exit(130)
+        if isinstance(returned, int) and not isinstance(returned, bool):  # typer.Exit(code), not standalone
+            sys.exit(returned)
+        return returned
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        from importlib.metadata import version
+
+        print(f"matchlog {version('matchlog')}")
+        raise typer.Exit()
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="matchlog",
     help="Record, replay and audit matches of turn-based games, in an append-only, hash-chained log.",
     no_args_is_help=True,
@@ -62,6 +105,17 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print matchlog's version and exit.")
+    ] = False,
+) -> None:
+    """Record, replay and audit matches of turn-based games, in an append-only, hash-chained log."""
+
+
 play_app = typer.Typer(help="Referee matches between players and record them.", no_args_is_help=True)
 app.add_typer(play_app, name="play")
 serve_app = typer.Typer(invoke_without_command=True)  # its help is `matchlog serve`'s docstring

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Annotated
 
@@ -33,11 +34,16 @@ from .query import stats
 @reports_errors
 def demo(
     games: Annotated[int, typer.Option(min=1, help="Matches of each game to play.")] = 5,
-    seed: Annotated[int, typer.Option(help="Seed for chance and the players.")] = 2026,
+    seed: Annotated[
+        int | None, typer.Option(help="Seed for chance and the players (default: a new one each time, printed).")
+    ] = None,
     db: Db = DEFAULT_DB,
 ) -> None:
     """The main job: referee matches of every game into the log, then show statistics, a replay
     excerpt, a Fish board, and the audit of everything recorded."""
+    if seed is None:
+        seed = random.SystemRandom().randrange(1, 2**31)
+    console.out(f"seed {seed} (matchlog demo --seed {seed} plays these matches again)")
     example = Path(referee_package.__file__).resolve().parent / "example_player.py"
     tables = [
         (
@@ -54,9 +60,9 @@ def demo(
             {"jokers": True},
         ),
         (
-            "Fish: house players on a random board with holes",
+            "Fish: the house player, two turns ahead, against random, on a random board with holes",
             "fish",
-            ["maximin:2", "maximin:1", "random"],
+            ["maximin:2", "random"],
             {"rows": 5, "columns": 5, "random_board": True, "holes": 3, "one_fish": 2},
         ),
     ]

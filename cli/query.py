@@ -143,18 +143,28 @@ def _plain(value: Any) -> str:
 @reports_errors
 def schema(
     tag: Annotated[str | None, typer.Argument(help="One event type, e.g. porrinha.guess_made.")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Without TAG: the JSON Schema of every event.")] = False,
 ) -> None:
-    """Print the JSON Schema of every event (or of one)."""
+    """List the event types, one a line with what each records; with TAG, print that event's JSON
+    Schema; with --json, the JSON Schema of every event.
+
+    Example: matchlog schema porrinha.guess_made
+    """
     document = json_schema()
+    definitions = document["$defs"]
+    by_tag = {d.get("properties", {}).get("type", {}).get("enum", [None])[0]: name for name, d in definitions.items()}
     if tag is not None:
-        definitions = document["$defs"]
-        found = [
-            name for name, d in definitions.items() if d.get("properties", {}).get("type", {}).get("enum") == [tag]
-        ]
-        if not found:
+        if tag not in by_tag:
             raise UsageError(f"no event type {tag!r}; `matchlog schema` lists them all", code="usage.tag")
-        document = {"$ref": f"#/$defs/{found[0]}", "$defs": definitions}
-    emit_json(document)
+        emit_json({"$ref": f"#/$defs/{by_tag[tag]}", "$defs": definitions})
+    elif json:
+        emit_json(document)
+    else:
+        tags = sorted(t for t in by_tag if t)
+        width = max(map(len, tags))
+        for name in tags:
+            said = (definitions[by_tag[name]].get("description") or "").strip().splitlines()
+            console.out(f"{name:<{width}}  {said[0] if said else ''}", highlight=False)
 
 
 @app.command("games")

@@ -207,6 +207,12 @@ def import_command(
     judged by the rules); all of it lands, or none of it."""
     if not file.is_file():
         raise UsageError(f"{file} is not a file", code="usage.file")
+    if (format is not None and format is Format.parquet) or file.suffix.lower() == ".parquet":
+        raise UsageError(
+            f"{file}: Parquet is an export for analysis (no hash chain to check), not a record to import; "
+            "import the JSON Lines export (matchlog export --format jsonl)",
+            code="usage.import",
+        )
     kind = format.value if format is not None else formats.format_of(file)
     with open_log(db, server, create=True) as log:
         if kind in formats.FORMATS:

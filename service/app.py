@@ -525,6 +525,37 @@ def _lines(body: bytes) -> Iterator[bytes]:
     return iter(body.splitlines())
 
 
+@get("/api/frames/{kind:str}", sync_to_thread=True, media_type="application/vnd.apache.arrow.stream")
+def frame(
+    kind: str,
+    log: FileLog,
+    access: Access,
+    game: str | None = None,
+    since: datetime | None = None,
+    match: list[str] | None = None,
+    flatten: bool = False,
+) -> Response[bytes]:
+    """A frame for analysis as an Arrow IPC stream: `events` (the admin's: payloads hold every
+    hidden value), `results` (one row per match) or `seats` (one row per seat)."""
+    import pyarrow as pa
+
+    if since is not None and since.tzinfo is not None:
+        since = since.astimezone(tz=None).replace(tzinfo=None)
+    if kind == "events":
+        access.require_admin("the events frame")
+        table = log.events_frame(game=game, matches=match or None, flatten=flatten)
+    elif kind == "results":
+        table = log.results_frame(game=game, since=since)
+    elif kind == "seats":
+        table = log.seats_frame(game=game, since=since)
+    else:
+        raise UsageError(f"frames are events, results or seats, not {kind!r}", code="usage.frame")
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return Response(sink.getvalue().to_pybytes(), media_type="application/vnd.apache.arrow.stream")
+
+
 # -- the application ----------------------------------------------------------------------------
 
 
@@ -574,6 +605,7 @@ def create_app(log: FileLog, admin_token: str, *, debug: bool = False) -> Litest
             sql,
             export,
             import_jsonl,
+            frame,
         ],
         dependencies={
             "access": Provide(caller, sync_to_thread=False),

@@ -546,6 +546,11 @@ class Store:
             .to_arrow_table()
         )
 
+    def arrow(self, query: str, params: Sequence[Any] = ()) -> Any:
+        """A query matchlog itself makes, as an Arrow table (a user's SQL goes through `select`)."""
+        self.sync()
+        return self._read().sql(query, params=list(params)).to_arrow_table()
+
     def count(self) -> int:
         """How many events the log holds."""
         return int(self._read().execute("SELECT count(*) FROM events").fetchall()[0][0])

@@ -281,13 +281,40 @@ def test_stats(db: str, played: list[str]):
     invoke("stats", "chess", "--db", db, code=2)
 
 
-def test_schema_prints_every_event_or_one():
-    document = json.loads(invoke("schema")[0])
+def test_schema_lists_the_event_types_and_prints_every_schema_or_one():
+    listed = invoke("schema")[0].splitlines()
+    from matchlog.events import EVENT_TYPES
+
+    assert [line.split()[0] for line in listed] == sorted(cls.__struct_config__.tag for cls in EVENT_TYPES)
+    document = json.loads(invoke("schema", "--json")[0])
     assert "GuessMade" in document["$defs"]
     one = json.loads(invoke("schema", "porrinha.guess_made")[0])
     assert one["$ref"].endswith("GuessMade")
     _, err = invoke("schema", "chess.moved", code=2)
     assert "error[usage.tag]" in err
+
+
+def test_what_a_new_user_met_first(db: str, played: list[str], tmp_path: Path):
+    """--version; a usage mistake is the one-line error every other error is; a misspelt game is
+    said to be one; Parquet is for analysis, and importing it leaves nothing behind."""
+    from importlib.metadata import version
+
+    assert invoke("--version")[0].strip() == f"matchlog {version('matchlog')}"
+    for args, said in (
+        (["list", "--frob"], "no such option: --frob"),
+        (["list", "--limit", "x"], "invalid value for '--limit'"),
+        (["show"], "missing argument"),
+        (["play", "porrinha", "-p", "random", "--games", "0"], "'--games'"),
+    ):
+        _, err = invoke(*args, "--db", db, code=2)
+        assert err.startswith(f"error[usage]: matchlog {args[0]}") and said in err and err.count("\n") == 1, err
+    _, err = invoke("list", "--game", "porrina", "--db", db, code=2)
+    assert err.startswith("error[usage.game]") and "porrina" in err
+    parquet = tmp_path / "all.parquet"
+    invoke("export", "--all", "--format", "parquet", "-o", str(parquet), "--db", db)
+    elsewhere = tmp_path / "new.duckdb"
+    _, err = invoke("import", str(parquet), "--db", str(elsewhere), code=2)
+    assert "Parquet" in err and not elsewhere.exists()
 
 
 def test_games_lists_games_players_and_options():
@@ -357,6 +384,10 @@ def test_the_demo_runs_the_main_job(db: str):
     assert "win rates by player" in out and "dice fairness" in out and "guess accuracy" in out
     assert "match starts" in out and "Fish · 5x5" in out
     assert "audited 8 matches" in out and "no findings" in out
+    # A new seed each time, said so the same matches can be played again.
+    seed = int(out.split()[1])
+    other = invoke("demo", "--games", "1", "--db", db + ".2")[0]
+    assert int(other.split()[1]) != seed
 
 
 def test_play_davinci_with_a_human_at_the_terminal_then_replay_as_that_seat(db: str):
