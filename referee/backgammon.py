@@ -55,7 +55,7 @@ from matchlog.events import (
 )
 from matchlog.store import Store
 
-from .calls import PlayerCalls, Reply
+from .calls import Channel, PlayerCalls, Reply
 from .match import MAX_DECISIONS, MemoryRecorder, Referee, StoreRecorder
 from .players import register_builtin
 
@@ -506,7 +506,7 @@ def _play(
     return outcome
 
 
-def referee_match(referee: Referee, calls: Sequence[PlayerCalls], rng: random.Random) -> None:
+def referee_match(referee: Referee, calls: Sequence[Channel], rng: random.Random) -> None:
     """Play a recorded match between player objects (the `play` command's way in)."""
 
     def ask(side: int, state: BackgammonState) -> Reply:
@@ -518,7 +518,7 @@ def referee_match(referee: Referee, calls: Sequence[PlayerCalls], rng: random.Ra
     def tell(output: OutputType, data: Any, side: Side | None) -> list[tuple[int | None, Reply]]:
         failures: list[tuple[int | None, Reply]] = []
         for seat in (int(side),) if side is not None else (FIRST, SECOND):
-            if seat in referee.removed or not callable(getattr(calls[seat].player, "observe", None)):
+            if seat in referee.removed or not calls[seat].has("observe"):
                 continue
             reply = calls[seat].call("observe", output, _data(data), side)
             if reply.failed:

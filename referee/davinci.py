@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -30,9 +30,11 @@ from matchlog.engines.davinci import (
 )
 from matchlog.events import AnswerRejected, Event, IllegalAction, PlayerRemoved
 
-from .calls import PlayerCalls, PlayerLeft, Reply
-from .match import Referee
+from .calls import Channel, PlayerLeft, Reply
 from .players import register_builtin
+
+if TYPE_CHECKING:
+    from .match import Referee
 
 __all__ = ["DavinciProtocol", "HumanPlayer", "RandomPlayer", "SeedAIPlayer", "candidates"]
 
@@ -43,7 +45,7 @@ MAX_INVALID = 3
 class DavinciProtocol:
     """Asks each decision of the player whose turn it is, and tells every player what happened."""
 
-    def __init__(self, calls: Sequence[PlayerCalls]) -> None:
+    def __init__(self, calls: Sequence[Channel]) -> None:
         self.calls = list(calls)
         self.invalid = [0] * len(self.calls)
 
@@ -77,7 +79,7 @@ class DavinciProtocol:
             if event.actor is not None and not isinstance(event, AnswerRejected):
                 self.invalid[event.actor] = 0  # a valid answer: the count of invalid ones starts again
         for seat, calls in enumerate(self.calls):
-            if seat in referee.removed or not callable(getattr(calls.player, "observe", None)):
+            if seat in referee.removed or not calls.has("observe"):
                 continue
             lines = [
                 ENGINE.describe(ENGINE.view(b, seat), ENGINE.redact(b, event, seat), ENGINE.view(a, seat))
@@ -93,7 +95,7 @@ class DavinciProtocol:
                 calls.call("end_game", self._view(referee, seat), required=False)
 
 
-def run_match(referee: Referee, calls: Sequence[PlayerCalls], rng: random.Random) -> None:
+def run_match(referee: Referee, calls: Sequence[Channel], rng: random.Random) -> None:
     """Play a recorded match between player objects."""
     referee.run(DavinciProtocol(calls), rng)
 

@@ -20,10 +20,12 @@ from matchlog.events import Event, MatchStarted, Outcome, Seat, Series, UsageErr
 from matchlog.store import Store
 
 from . import backgammon, davinci, fish
-from .calls import PlayerCalls
+from .calls import Channel
+from .channel import channel_for, close_players
 from .match import MemoryRecorder, Recorder, Referee, StoreRecorder
 from .players import is_builtin, make_player, seats_from_specs
 from .porrinha import PorrinhaProtocol
+from .sandbox import Limits
 
 __all__ = ["DEFAULT_TIMEOUT", "RUNNERS", "MatchResult", "SeriesResult", "play_match", "play_series"]
 
@@ -32,7 +34,7 @@ DEFAULT_TIMEOUT = 10.0
 #: How many finished matches of a series may still be on their way to the log.
 _IN_FLIGHT = 32
 
-Runner = Callable[[Referee, Sequence[PlayerCalls], random.Random], object]
+Runner = Callable[[Referee, Sequence[Channel], random.Random], object]
 
 #: How each game drives its players through a match: (referee, player calls, chance's RNG).
 RUNNERS: dict[str, Runner] = {
@@ -77,7 +79,8 @@ def play_match(
 ) -> MatchResult:
     """Referee one match between `players` (seated as `seats`) and record it.
 
-    Built-in players are called directly; user players run under `timeout` seconds per call.
+    Built-in players are called directly; user players run under `timeout` seconds per call, in
+    this process or, for a `ChildPlayer`, in its own.
     `seed` seeds chance (dice, shuffles, boards); without one the seed is secret until the match
     ends. Either way the referee commits to it first and reveals it at the end (`engines.chance`).
     With `wait` (the default) it returns once the match is durable; without, the caller waits on
@@ -96,8 +99,8 @@ def play_match(
     if recorder is None:
         recorder = StoreRecorder(store, match_id) if store is not None else MemoryRecorder()
     calls = [
-        PlayerCalls(player, None if is_builtin(game, seat.player) else timeout)
-        for seat, player in zip(seats, players, strict=True)
+        channel_for(player, game, index, None if is_builtin(game, seat.player) else timeout)
+        for index, (seat, player) in enumerate(zip(seats, players, strict=True))
     ]
     chance = ChanceSource(seed_for(seed)) if spec.chance else None
     referee = Referee(engine, started, recorder, match_id=match_id, on_event=on_event, chance=chance)
@@ -127,8 +130,11 @@ def play_series(
     store: Store | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     on_match: Callable[[MatchResult], None] | None = None,
+    in_process: bool = False,
+    limits: Limits | None = None,
 ) -> SeriesResult:
-    """Build the players once and play `games` matches with them, in the same seats.
+    """Build the players once and play `games` matches with them, in the same seats. A user's
+    class plays in a child process of its own (under `limits`) unless `in_process`.
 
     Raises:
         UsageError: a bad player spec, game, option or count.
@@ -139,9 +145,29 @@ def play_series(
     if game not in RUNNERS:
         get_engine(game)  # the clearer error when the game does not exist at all
         raise UsageError(f"matchlog cannot referee {game} yet", code="usage.game")
-    seats = seats_from_specs(game, specs)
+    seats = seats_from_specs(game, specs, in_process=in_process, limits=limits)
     base = random.Random(seed)
-    players = [make_player(game, seat.player, random.Random(base.randrange(2**63))) for seat in seats]
+    players: list[object] = []
+    try:
+        for seat in seats:
+            rng = random.Random(base.randrange(2**63))
+            players.append(make_player(game, seat.player, rng, in_process=in_process, limits=limits))
+        return _play_series(game, seats, players, games, options, base, store, timeout, on_match)
+    finally:
+        close_players(players)
+
+
+def _play_series(
+    game: str,
+    seats: list[Seat],
+    players: list[object],
+    games: int,
+    options: dict[str, Any] | None,
+    base: random.Random,
+    store: Store | None,
+    timeout: float | None,
+    on_match: Callable[[MatchResult], None] | None,
+) -> SeriesResult:
     series_id = str(uuid7())
     results: list[MatchResult] = []
     places: dict[str, dict[int, int]] = {seat.name: {} for seat in seats}
