@@ -390,6 +390,8 @@ class _Session:
     def reject(self, side: int, decision: str, raw: object, code: str, message: str) -> None:
         self.record(AnswerRejected(seat=side, decision=decision, answer=shown(raw, 200), code=code, message=message))
         self.send(OutputType.INVALID_MOVE, _PROTOCOL_CODE.get(code, InvalidMoveCode.INVALID_INPUT_TYPE), Side(side))
+        if not self.finished and self.referee.over_rejection_limit(side):
+            self.finish()  # a side that keeps answering what the rules reject forfeits
 
 
 def _input_type(value: object) -> InputType | None:
