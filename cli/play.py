@@ -9,7 +9,7 @@ from rich.table import Table
 
 from matchlog.engines import ordinal
 from matchlog.events import StoreError
-from matchlog.referee import DEFAULT_TIMEOUT, MatchResult, play_series
+from matchlog.referee import DEFAULT_TIMEOUT, Limits, MatchResult, play_series
 
 from .base import (
     DEFAULT_DB,
@@ -40,6 +40,16 @@ from .output import (
 
 # -- play --------------------------------------------------------------------------------------
 
+InProcess = Annotated[
+    bool,
+    typer.Option(
+        "--in-process",
+        help="Run user classes in this process: faster, for code you trust. By default each plays in a "
+        "confined process of its own (docs/protocol.md), as cmd: programs always do.",
+    ),
+]
+Memory = Annotated[int, typer.Option(min=16, help="MiB of memory each process of a child player may hold.")]
+
 
 class Policy(StrEnum):
     lenient = "lenient"
@@ -61,6 +71,8 @@ def play_porrinha(
         ),
     ] = Policy.lenient,
     timeout: Timeout = DEFAULT_TIMEOUT,
+    in_process: InProcess = False,
+    memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     json: Json = False,
@@ -71,7 +83,17 @@ def play_porrinha(
     """
     options = {"chopsticks": chopsticks, "policy": policy.value}
     play_and_report(
-        "porrinha", player, options=options, games=games, seed=seed, timeout=timeout, quiet=quiet, db=db, json=json
+        "porrinha",
+        player,
+        options=options,
+        games=games,
+        seed=seed,
+        timeout=timeout,
+        quiet=quiet,
+        db=db,
+        json=json,
+        in_process=in_process,
+        memory=memory,
     )
 
 
@@ -88,6 +110,8 @@ def play_davinci(
     games: Games = 1,
     seed: Seed = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
+    in_process: InProcess = False,
+    memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     json: Json = False,
@@ -107,6 +131,8 @@ def play_davinci(
         quiet=quiet,
         db=db,
         json=json,
+        in_process=in_process,
+        memory=memory,
     )
 
 
@@ -123,6 +149,8 @@ def play_fish(
     games: Games = 1,
     seed: Seed = None,
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a user player may take per call.")] = FISH_TIMEOUT,
+    in_process: InProcess = False,
+    memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     json: Json = False,
@@ -136,7 +164,17 @@ def play_fish(
     """
     options = fish_options(rows, cols, fish, random_board, holes, one_fish)
     play_and_report(
-        "fish", player, options=options, games=games, seed=seed, timeout=timeout, quiet=quiet, db=db, json=json
+        "fish",
+        player,
+        options=options,
+        games=games,
+        seed=seed,
+        timeout=timeout,
+        quiet=quiet,
+        db=db,
+        json=json,
+        in_process=in_process,
+        memory=memory,
     )
 
 
@@ -157,6 +195,8 @@ def play_backgammon(
         bool, typer.Option("--move-by-turn-rolls", help="The starting side plays the opening roll.")
     ] = False,
     timeout: Timeout = DEFAULT_TIMEOUT,
+    in_process: InProcess = False,
+    memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     json: Json = False,
@@ -169,7 +209,17 @@ def play_backgammon(
     """
     options = {"rules": rules.value, "move_by_turn_rolls": move_by_turn_rolls}
     play_and_report(
-        "backgammon", player, options=options, games=games, seed=seed, timeout=timeout, quiet=quiet, db=db, json=json
+        "backgammon",
+        player,
+        options=options,
+        games=games,
+        seed=seed,
+        timeout=timeout,
+        quiet=quiet,
+        db=db,
+        json=json,
+        in_process=in_process,
+        memory=memory,
     )
 
 
@@ -184,6 +234,8 @@ def play_and_report(
     quiet: bool,
     db: Path,
     json: bool,
+    in_process: bool = False,
+    memory: int = 1024,
 ) -> None:
     played: list[MatchResult] = []
 
@@ -206,6 +258,8 @@ def play_and_report(
                 store=store,
                 timeout=timeout,
                 on_match=report,
+                in_process=in_process,
+                limits=Limits(memory=memory << 20),
             )
         except KeyboardInterrupt:
             unfinished = [m for m in store.matches(game=game, status="running", limit=1)]
