@@ -1,9 +1,11 @@
 """Players in processes of their own: how they are started, confined, talked to and ended.
 
-Every process concern of a child player lives here. The referee starts a child through
-`matchlog.referee.host`, which confines itself (`confine`) before anything of the player runs, then
-runs the program (`cmd:`) or loads the user's Python class. What confines it, where the machine
-allows it (`confinement()` finds out once per process; docs/protocol.md says what holds where):
+The referee's side of every process concern of a child player lives here: what may be used
+(`Limits`), what this machine allows (`confinement()`, found once per process), starting a child,
+talking to it under deadlines and caps, and ending it with everything it started. A child starts as
+`python -I -S referee/host.py CONFIG`, which confines itself (`host.confine`) before anything of the
+player runs, then runs the program (`cmd:`) or loads the user's Python class. What confines it,
+where the machine allows it (docs/protocol.md says what holds where):
 
 - a session and process group of its own, and a parent-death signal: when the referee dies, it dies;
 - as root, a PID namespace of its own, so the kernel ends everything it started when it ends, and no
@@ -23,13 +25,11 @@ is closed when it is garbage, or when the interpreter exits.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import functools
 import itertools
 import json
 import os
-import resource
 import select
 import signal
 import subprocess
@@ -41,6 +41,8 @@ from typing import Any
 
 import msgspec
 
+from . import host
+
 __all__ = [
     "EXITED",
     "MALFORMED",
@@ -51,7 +53,6 @@ __all__ = [
     "ChildFailed",
     "Confinement",
     "Limits",
-    "confine",
     "confinement",
 ]
 
@@ -283,7 +284,8 @@ class Child:
         }
         if not found.root:
             _undumpable()
-        argv = [sys.executable, "-I", "-m", "matchlog.referee.host", json.dumps({"jail": jail, "run": run})]
+        # Isolated and without site: the host confines itself before anything else is imported.
+        argv = [sys.executable, "-I", "-S", host.__file__, json.dumps({"jail": jail, "run": run})]
         try:
             self.process = subprocess.Popen(
                 argv,
@@ -469,94 +471,6 @@ def _signal_name(number: int) -> str:
 @functools.cache
 def _undumpable() -> None:
     """Make this process undumpable, so that a child of the same user cannot read its memory
-    through /proc (root's children lose their capabilities instead, see `confine`)."""
+    through /proc (root's children lose their capabilities instead: `host.confine`)."""
     with contextlib.suppress(OSError):
-        _prctl(_PR_SET_DUMPABLE, 0)
-
-
-# -- the child's side: confining itself before the player runs ------------------------------------
-
-_PR_SET_PDEATHSIG = 1
-_PR_SET_DUMPABLE = 4
-_PR_CAPBSET_DROP = 24
-_PR_SET_SECUREBITS = 28
-_PR_SET_NO_NEW_PRIVS = 38
-_PR_CAP_AMBIENT = 47
-_PR_CAP_AMBIENT_CLEAR_ALL = 4
-_CLONE_NEWPID = 0x20000000
-# Root gets no capabilities back on exec, and cannot change that (SECBIT_NOROOT and friends, locked).
-_SECUREBITS = 0b1111_1111
-_CAPABILITY_VERSION_3 = 0x20080522
-
-
-@functools.cache
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _prctl(option: int, value: int) -> None:
-    if _libc().prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) != 0:
-        number = ctypes.get_errno()
-        raise OSError(number, os.strerror(number))
-
-
-def confine(jail: dict[str, Any]) -> None:
-    """Confine this process (the host, before it runs the player) as `jail` says; see the module
-    docstring. As root it becomes, through a fork, the first process of a PID namespace of its own:
-    the parent stays behind only to wait for it and pass on how it ended."""
-    # Die with the referee; if it died already, go now.
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != jail["parent"]:
-        os._exit(1)
-    for cgroup in jail["cgroups"]:
-        Path(cgroup, "cgroup.procs").write_text(str(os.getpid()))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if jail["memory"] is not None:
-        resource.setrlimit(resource.RLIMIT_DATA, (jail["memory"], jail["memory"]))
-    if jail["processes"] is not None:  # a user's limit counts all its processes: allow this many more
-        mine = _processes_of(os.getuid())
-        resource.setrlimit(resource.RLIMIT_NPROC, (mine + jail["processes"], mine + jail["processes"]))
-    if jail["root"]:
-        if _libc().unshare(_CLONE_NEWPID) == 0:
-            _wait_for_player(os.fork())  # returns only in the child, the namespace's first process
-            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        _drop_capabilities()
-
-
-def _wait_for_player(pid: int) -> None:
-    """In the parent: hold nothing of the player's, wait for it, and end as it ended."""
-    if pid == 0:
-        return
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    _, status = os.waitpid(pid, 0)
-    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
-
-
-def _drop_capabilities() -> None:
-    """Lose every capability for good: root keeps its user id, but not what root may do beyond it
-    (read other processes' memory, pass file permissions, raise limits)."""
-    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
-    _prctl(_PR_SET_SECUREBITS, _SECUREBITS)
-    last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
-    for capability in range(last + 1):
-        _prctl(_PR_CAPBSET_DROP, capability)
-    with contextlib.suppress(OSError):
-        _libc().prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-    header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
-    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable: all empty, twice
-    if _libc().capset(header, data) != 0:
-        number = ctypes.get_errno()
-        raise OSError(number, f"capset: {os.strerror(number)}")
-
-
-def _processes_of(uid: int) -> int:
-    """How many processes (threads included, as RLIMIT_NPROC counts) `uid` runs now."""
-    count = 0
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if entry.stat().st_uid == uid:
-                    count += len(os.listdir(entry / "task"))
-    return count
+        host.prctl(host.PR_SET_DUMPABLE, 0)
