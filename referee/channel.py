@@ -171,7 +171,11 @@ class ProcessChannel:
         began = time.monotonic()
         try:
             line = child.exchange(_encode(message) + b"\n", began + min(waits) if waits else None)
-        except ChildFailed as failed:
+        except BaseException as error:
+            if not isinstance(error, ChildFailed):  # Ctrl-C mid-call: the child is out of step for good
+                self.player.close()
+                raise
+            failed = error
             if failed.code != TIMEOUT:
                 return self._fail(failed.code, f"{method}(): {failed.detail}")
             if self.timeout is not None and (self.left is None or self.timeout <= self.left):
