@@ -1,7 +1,7 @@
 """Live matches: the generic referee loop, each game's player protocol, built-in players, series.
 
-The names below load on first use, so that a child player's host (`python -m
-matchlog.referee.host`) starts without the log's libraries.
+The names below load on first use, so that the host of a Python player in a child process
+(`host.py`) loads the game's protocol without the log's libraries (DuckDB, pyarrow).
 """
 
 from __future__ import annotations

@@ -21,7 +21,14 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["Messages", "messages_for"]
+__all__ = [
+    "BackgammonMessages",
+    "DavinciMessages",
+    "FishMessages",
+    "Messages",
+    "PorrinhaMessages",
+    "messages_for",
+]
 
 
 class Messages:

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from matchlog.engines import Rule
@@ -501,11 +502,5 @@ def test_a_player_that_keeps_answering_illegally_is_removed_at_the_limit(players
     records = recorder.records(uuid7())
     index = next(i for i, r in enumerate(records) if isinstance(r.event, PlayerRemoved))
     fewer = [r for i, r in enumerate(records) if not (index - 50 <= i < index)]
-    report = audit_records([msgspec_replace(r, seq=seq) for seq, r in enumerate(fewer)])
+    report = audit_records([msgspec.structs.replace(r, seq=seq) for seq, r in enumerate(fewer)])
     assert [f.rule for f in report.findings] == ["audit.unexplained_removal"]
-
-
-def msgspec_replace(record, **changes):
-    import msgspec
-
-    return msgspec.structs.replace(record, **changes)
