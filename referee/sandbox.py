@@ -364,7 +364,9 @@ class Child:
                     raise self._ended("closed its output")
 
     def _readable(self, fd: int) -> bool:
-        return bool(select.select([fd], [], [], 0)[0])
+        poller = select.poll()  # not select(): it cannot watch a descriptor numbered 1024 or more
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
 
     def _read(self, fd: int) -> bool:
         """Take what `fd` holds; False at its end."""

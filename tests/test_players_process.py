@@ -504,3 +504,25 @@ def test_a_player_that_keeps_answering_illegally_is_removed_at_the_limit(players
     fewer = [r for i, r in enumerate(records) if not (index - 50 <= i < index)]
     report = audit_records([msgspec.structs.replace(r, seq=seq) for seq, r in enumerate(fewer)])
     assert [f.rule for f in report.findings] == ["audit.unexplained_removal"]
+
+
+def test_the_fish_client_runs_the_users_class_in_the_clients_process(tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from matchlog.cli import app
+    from matchlog.referee.fish import HousePlayer
+    from matchlog.referee.fish_remote import play_remote
+
+    from .test_fish_tournament import Server, in_background
+
+    path = tmp_path / "mine.py"
+    path.write_text("from matchlog.referee.fish import RandomPlayer\n\nclass Mine(RandomPlayer):\n    pass\n")
+    with Store(tmp_path / "remote.duckdb") as store:
+        server = Server(store, min_players=2, max_players=2, wait=10, timeout=10, options={"rows": 3, "columns": 4})
+        alice = in_background(lambda: play_remote(HousePlayer(), "alice", port=server.port, timeout=30))
+        time.sleep(0.1)
+        args = ["client", "fish", "--name", "bob", "-p", f"{path}:Mine", "--port", str(server.port), "--quiet"]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert "bob played 1 game(s)" in result.output
+        assert server.join().kicked == [] and alice().games == 1
