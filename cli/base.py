@@ -199,8 +199,8 @@ def players_option(builtins: str) -> Any:
         "--player",
         "-p",
         metavar="SPEC",
-        help=f"A player, once per seat in seat order: a built-in ({builtins}), path/to/file.py:Class "
-        "or package.module:Class; prefix NAME= to name the seat.",
+        help=f"A player, once per seat in seat order: a built-in ({builtins}), path/to/file.py:Class, "
+        'package.module:Class or cmd:"PROGRAM ARGS" (docs/protocol.md); prefix NAME= to name the seat.',
     )
 
 

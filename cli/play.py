@@ -13,7 +13,7 @@ from rich.table import Table
 
 from matchlog.engines import ordinal
 from matchlog.events import StoreError
-from matchlog.referee import DEFAULT_TIMEOUT, MatchResult, play_series, resume_match
+from matchlog.referee import DEFAULT_TIMEOUT, Limits, MatchResult, play_series, resume_match
 
 from .base import (
     DEFAULT_DB,
@@ -47,6 +47,16 @@ from .output import (
 
 # -- play --------------------------------------------------------------------------------------
 
+InProcess = Annotated[
+    bool,
+    typer.Option(
+        "--in-process",
+        help="Run user classes in this process: faster, for code you trust. By default each plays in a "
+        "confined process of its own (docs/protocol.md), as cmd: programs always do.",
+    ),
+]
+Memory = Annotated[int, typer.Option(min=16, help="MiB of memory each process of a child player may hold.")]
+
 
 def position_option(notation: str) -> Any:
     return typer.Option(
@@ -79,6 +89,8 @@ def play_porrinha(
     position: Annotated[
         str | None, position_option("chopsticks per seat and the first guesser, e.g. '3,2,0,1 first=1'")
     ] = None,
+    in_process: InProcess = False,
+    memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -101,6 +113,8 @@ def play_porrinha(
         server=server,
         json=json,
         position=position,
+        in_process=in_process,
+        memory=memory,
     )
 
 
@@ -125,6 +139,8 @@ def play_davinci(
             "seats see only their own tiles)"
         ),
     ] = None,
+    in_process: InProcess = False,
+    memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -147,6 +163,8 @@ def play_davinci(
         server=server,
         json=json,
         position=position,
+        in_process=in_process,
+        memory=memory,
     )
 
 
@@ -170,6 +188,8 @@ def play_fish(
             "penguins' places, and the board (placing while penguins are left to place, else moving)"
         ),
     ] = None,
+    in_process: InProcess = False,
+    memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -195,6 +215,8 @@ def play_fish(
         server=server,
         json=json,
         position=position,
+        in_process=in_process,
+        memory=memory,
     )
 
 
@@ -222,6 +244,8 @@ def play_backgammon(
             "e.g. '4HPwATDgc/ABMA 52 turn=1'"
         ),
     ] = None,
+    in_process: InProcess = False,
+    memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -246,6 +270,8 @@ def play_backgammon(
         server=server,
         json=json,
         position=position,
+        in_process=in_process,
+        memory=memory,
     )
 
 
@@ -262,6 +288,8 @@ def play_and_report(
     server: str | None = None,
     json: bool,
     position: str | None = None,
+    in_process: bool = False,
+    memory: int = 1024,
 ) -> None:
     played: list[MatchResult] = []
 
@@ -282,6 +310,8 @@ def play_and_report(
                 timeout=timeout,
                 on_match=report,
                 position=position,
+                in_process=in_process,
+                limits=Limits(memory=memory << 20),
             )
         except KeyboardInterrupt:
             unfinished = log.matches(game=game, status="running", limit=1)
@@ -341,6 +371,8 @@ def resume_command(
         float | None,
         typer.Option(min=0.001, help="Seconds a user player may take per call (default: 30 for Fish, else 10)."),
     ] = None,
+    in_process: InProcess = False,
+    memory: Memory = 1024,
     db: Db = DEFAULT_DB,
     server: Server = None,
     json: Json = False,
@@ -352,18 +384,35 @@ def resume_command(
     Example: matchlog undo 01a1fcca --reason appeal && matchlog resume 01a1fcca -p random -p reasoner
     """
     with open_log(db, server) as log:
-        result = resume_and_report(log, log.info(match).match_id, player, seed=seed, timeout=timeout, json=json)
+        result = resume_and_report(
+            log,
+            log.info(match).match_id,
+            player,
+            seed=seed,
+            timeout=timeout,
+            json=json,
+            in_process=in_process,
+            limits=Limits(memory=memory << 20),
+        )
     if json:
         emit_json(result)
 
 
 def resume_and_report(
-    store: Any, match_id: Any, specs: list[str], *, seed: int | None, timeout: float | None, json: bool
+    store: Any,
+    match_id: Any,
+    specs: list[str],
+    *,
+    seed: int | None,
+    timeout: float | None,
+    json: bool,
+    in_process: bool = False,
+    limits: Limits | None = None,
 ) -> dict[str, Any]:
     """Resume a match, print its result (unless `json`), and return it for --json."""
     if timeout is None:
         timeout = FISH_TIMEOUT if store.info(match_id).game == "fish" else DEFAULT_TIMEOUT
-    result = resume_match(store, match_id, specs, seed=seed, timeout=timeout)
+    result = resume_match(store, match_id, specs, seed=seed, timeout=timeout, in_process=in_process, limits=limits)
     findings = store.verify([result.match_id]).findings
     if not json:
         verdict = "its hash chain verifies" if not findings else f"verify found {len(findings)} problem(s)!"

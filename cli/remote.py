@@ -133,8 +133,9 @@ def client_fish(
     """
     from matchlog.referee.fish_remote import play_remote
 
-    seat = referee_package.seats_from_specs("fish", [player])[0]
-    local = referee_package.make_player("fish", seat.player, random.Random(seed))
+    # The client is the user's own process: its player runs in it, not in a child.
+    seat = referee_package.seats_from_specs("fish", [player], in_process=True)[0]
+    local = referee_package.make_player("fish", seat.player, random.Random(seed), in_process=True)
     chatty = not (json or quiet)
 
     def heard(message: str, arguments: list[Any]) -> None:

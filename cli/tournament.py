@@ -15,7 +15,7 @@ from rich.table import Table
 import matchlog.referee as referee_package
 from matchlog.engines import get as get_engine
 from matchlog.events import UsageError
-from matchlog.referee import DEFAULT_TIMEOUT
+from matchlog.referee import DEFAULT_TIMEOUT, Limits
 
 if TYPE_CHECKING:
     from matchlog import Log
@@ -42,6 +42,7 @@ from .output import (
     short,
     short_spec,
 )
+from .play import InProcess, Memory
 
 # -- tournaments -------------------------------------------------------------------------------
 
@@ -84,6 +85,8 @@ def tournament(
             "each table's winners go on, until a final table or a round nobody loses.",
         ),
     ] = False,
+    in_process: InProcess = False,
+    memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -106,21 +109,32 @@ def tournament(
     settings = _options(option or [])
     if timeout is None:
         timeout = FISH_TIMEOUT if game == "fish" else DEFAULT_TIMEOUT
+    limits = Limits(memory=memory << 20)
     if knockout:
+        from matchlog.referee.channel import close_players
+
         with open_log(db, server, create=True) as store:
-            seats = referee_package.seats_from_specs(game, player)
+            seats = referee_package.seats_from_specs(game, player, in_process=in_process, limits=limits)
             base = random.Random(seed)
-            players = [referee_package.make_player(game, s.player, random.Random(base.randrange(2**63))) for s in seats]
-            result = referee_package.run_knockout(
-                game,
-                seats,
-                players,
-                options=settings,
-                store=store,
-                timeout=timeout,
-                seed=base.randrange(2**63),
-                on_event=None if json or quiet else knockout_progress(),
-            )
+            players: list[object] = []
+            try:
+                for s in seats:
+                    rng = random.Random(base.randrange(2**63))
+                    players.append(
+                        referee_package.make_player(game, s.player, rng, in_process=in_process, limits=limits)
+                    )
+                result = referee_package.run_knockout(
+                    game,
+                    seats,
+                    players,
+                    options=settings,
+                    store=store,
+                    timeout=timeout,
+                    seed=base.randrange(2**63),
+                    on_event=None if json or quiet else knockout_progress(),
+                )
+            finally:
+                close_players(players)
             report_knockout(store, db, result, json=json)
         return
     show_progress = not (json or quiet)
@@ -153,6 +167,8 @@ def tournament(
                 seed=seed,
                 timeout=timeout,
                 on_progress=advance,
+                in_process=in_process,
+                limits=limits,
             )
         finally:
             progress.stop()

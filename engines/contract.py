@@ -58,6 +58,8 @@ class Rule:
     MATCH_OVER = "match.over"
     NOT_YOUR_TURN = "match.not_your_turn"
     WRONG_DECISION = "match.wrong_decision"
+    #: A player removed because it kept answering what the rules reject (the game's policy sets how often).
+    REJECTION_LIMIT = "match.rejection_limit"
     #: A chance event that chance could not have recorded there (audit's finding).
     IMPOSSIBLE_CHANCE = "chance.impossible"
 

@@ -1,17 +1,64 @@
-"""Live matches: the generic referee loop, each game's player protocol, built-in players, series."""
+"""Live matches: the generic referee loop, each game's player protocol, built-in players, series.
 
-from .calls import PlayerCalls, Reply
-from .knockout import KnockoutResult, run_knockout
-from .match import GameProtocol, MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder
-from .play import DEFAULT_TIMEOUT, RUNNERS, MatchResult, SeriesResult, play_match, play_series, resume_match
-from .players import builtin_names, make_player, register_builtin, seats_from_specs
-from .porrinha import PorrinhaProtocol, RandomPlayer, ReasonerPlayer, Table
+The names below load on first use, so that the host of a Python player in a child process
+(`host.py`) loads the game's protocol without the log's libraries (DuckDB, pyarrow).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .calls import Channel, PlayerCalls, Reply
+    from .channel import ChildPlayer
+    from .knockout import KnockoutResult, run_knockout
+    from .match import GameProtocol, MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder
+    from .play import DEFAULT_TIMEOUT, RUNNERS, MatchResult, SeriesResult, play_match, play_series, resume_match
+    from .players import builtin_names, make_player, register_builtin, seats_from_specs, seats_taken_by
+    from .porrinha import PorrinhaProtocol, RandomPlayer, ReasonerPlayer, Table
+    from .sandbox import Limits
+
+_WHERE = {
+    "Channel": ".calls",
+    "PlayerCalls": ".calls",
+    "Reply": ".calls",
+    "ChildPlayer": ".channel",
+    "KnockoutResult": ".knockout",
+    "run_knockout": ".knockout",
+    "GameProtocol": ".match",
+    "MemoryRecorder": ".match",
+    "Recorder": ".match",
+    "Referee": ".match",
+    "Resumption": ".match",
+    "StoreRecorder": ".match",
+    "DEFAULT_TIMEOUT": ".play",
+    "RUNNERS": ".play",
+    "MatchResult": ".play",
+    "SeriesResult": ".play",
+    "play_match": ".play",
+    "play_series": ".play",
+    "resume_match": ".play",
+    "builtin_names": ".players",
+    "make_player": ".players",
+    "register_builtin": ".players",
+    "seats_from_specs": ".players",
+    "seats_taken_by": ".players",
+    "PorrinhaProtocol": ".porrinha",
+    "RandomPlayer": ".porrinha",
+    "ReasonerPlayer": ".porrinha",
+    "Table": ".porrinha",
+    "Limits": ".sandbox",
+}
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "RUNNERS",
+    "Channel",
+    "ChildPlayer",
     "GameProtocol",
     "KnockoutResult",
+    "Limits",
     "MatchResult",
     "MemoryRecorder",
     "PlayerCalls",
@@ -33,4 +80,17 @@ __all__ = [
     "resume_match",
     "run_knockout",
     "seats_from_specs",
+    "seats_taken_by",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])

@@ -55,7 +55,7 @@ from matchlog.events import (
 )
 from matchlog.store import Store
 
-from .calls import PlayerCalls, Reply
+from .calls import Channel, PlayerCalls, Reply
 from .match import MAX_DECISIONS, MemoryRecorder, Referee, StoreRecorder
 from .players import register_builtin
 
@@ -395,6 +395,8 @@ class _Session:
     def reject(self, side: int, decision: str, raw: object, code: str, message: str) -> None:
         self.record(AnswerRejected(seat=side, decision=decision, answer=shown(raw, 200), code=code, message=message))
         self.send(OutputType.INVALID_MOVE, _PROTOCOL_CODE.get(code, InvalidMoveCode.INVALID_INPUT_TYPE), Side(side))
+        if not self.finished and self.referee.over_rejection_limit(side):
+            self.finish()  # a side that keeps answering what the rules reject forfeits
 
 
 def _input_type(value: object) -> InputType | None:
@@ -511,7 +513,7 @@ def _play(
     return outcome
 
 
-def referee_match(referee: Referee, calls: Sequence[PlayerCalls], rng: random.Random) -> None:
+def referee_match(referee: Referee, calls: Sequence[Channel], rng: random.Random) -> None:
     """Play a recorded match between player objects (the `play` command's way in)."""
 
     def ask(side: int, state: BackgammonState) -> Reply:
@@ -523,7 +525,7 @@ def referee_match(referee: Referee, calls: Sequence[PlayerCalls], rng: random.Ra
     def tell(output: OutputType, data: Any, side: Side | None) -> list[tuple[int | None, Reply]]:
         failures: list[tuple[int | None, Reply]] = []
         for seat in (int(side),) if side is not None else (FIRST, SECOND):
-            if seat in referee.removed or not callable(getattr(calls[seat].player, "observe", None)):
+            if seat in referee.removed or not calls[seat].has("observe"):
                 continue
             reply = calls[seat].call("observe", output, _data(data), side)
             if reply.failed:

@@ -1,8 +1,14 @@
 """Calling into a player: whatever it does (returns, raises, hangs), the referee gets a Reply.
 
-With a timeout, each player's calls run on a daemon thread of its own; a call that overruns is
-abandoned (Python cannot kill a thread) and the player is never called again, so a hung player
-stalls the match for at most its timeout and never keeps the process from exiting.
+Each game's referee talks to its players through a `Channel`: `call(method, *args)` returns a
+`Reply` whatever the player does, `has(method)` says whether it has an optional method, and
+`close()` ends the match for it. `PlayerCalls` is the channel to a player object in this process
+(built-in players, and user code run `--in-process`); `channel.ProcessChannel` is the channel to a
+player in a process of its own, one JSON line per call (docs/protocol.md).
+
+With a timeout, each in-process player's calls run on a daemon thread of its own; a call that
+overruns is abandoned (Python cannot kill a thread) and the player is never called again, so a hung
+player stalls the match for at most its timeout and never keeps the process from exiting.
 """
 
 from __future__ import annotations
@@ -10,11 +16,11 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
-__all__ = ["PlayerCalls", "PlayerFailed", "PlayerLeft", "Reply"]
+__all__ = ["Channel", "PlayerCalls", "PlayerFailed", "PlayerLeft", "Reply"]
 
 #: How much of a player's exception text a record keeps.
 _DETAIL_LIMIT = 300
@@ -33,14 +39,33 @@ class Reply(msgspec.Struct, frozen=True):
         return self.failure is not None
 
 
+class Channel(Protocol):
+    """How a game's referee calls one player, wherever the player runs."""
+
+    def call(self, method: str, *args: Any, required: bool = True) -> Reply:
+        """Call `method` of the player; a missing optional method answers None."""
+        ...
+
+    def has(self, method: str) -> bool:
+        """Whether the player may have `method` (so an optional call is worth making)."""
+        ...
+
+    def close(self) -> None:
+        """The match is over for this player."""
+        ...
+
+
 class PlayerCalls:
-    """Runs one player's method calls under a timeout (None: no limit, called inline)."""
+    """Runs one player's method calls in this process under a timeout (None: no limit, called inline)."""
 
     def __init__(self, player: object, timeout: float | None) -> None:
         self.player = player
         self.timeout = timeout
         self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Reply], threading.Event] | None] | None = None
         self._hung = False
+
+    def has(self, method: str) -> bool:
+        return callable(getattr(self.player, method, None))
 
     def call(self, method: str, *args: Any, required: bool = True) -> Reply:
         """Call `player.method(*args)`; a missing optional method answers None."""

@@ -7,14 +7,14 @@ for a joker) and optionally `continue_guessing(view) -> bool` (after a right gue
 `begin_game(view)`, `observe(view, text)` (after every step, as that seat saw it) and
 `end_game(view)`. `view` is the engine's state as that seat may see it: numbers of other seats'
 hidden tiles are HIDDEN markers. An invalid answer is rejected and asked again; the third in a row
-removes the player. `PlayerLeft` (or Ctrl-C / "quit" for the human) records that it left.
+removes the player (match.rejection_limit). `PlayerLeft` (or Ctrl-C / "quit" for the human) records that it left.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -28,11 +28,13 @@ from matchlog.engines.davinci import (
     number,
     tile_text,
 )
-from matchlog.events import AnswerRejected, Event, IllegalAction, PlayerRemoved
+from matchlog.events import Event, IllegalAction
 
-from .calls import PlayerCalls, PlayerLeft, Reply
-from .match import Referee
+from .calls import Channel, PlayerLeft, Reply
 from .players import register_builtin
+
+if TYPE_CHECKING:
+    from .match import Referee
 
 __all__ = ["DavinciProtocol", "HumanPlayer", "RandomPlayer", "SeedAIPlayer", "candidates"]
 
@@ -43,9 +45,11 @@ MAX_INVALID = 3
 class DavinciProtocol:
     """Asks each decision of the player whose turn it is, and tells every player what happened."""
 
-    def __init__(self, calls: Sequence[PlayerCalls]) -> None:
+    #: Invalid answers in a row that remove a player.
+    rejection_limit = MAX_INVALID
+
+    def __init__(self, calls: Sequence[Channel]) -> None:
         self.calls = list(calls)
-        self.invalid = [0] * len(self.calls)
 
     def _view(self, referee: Referee, seat: int) -> DavinciState:
         return ENGINE.view(referee.state, seat)
@@ -67,17 +71,11 @@ class DavinciProtocol:
         return calls.call(method, view)
 
     def ruling(self, referee: Referee, turn: Turn, error: IllegalAction) -> list[Event]:
-        self.invalid[turn.seat] += 1
-        if self.invalid[turn.seat] >= MAX_INVALID:
-            return [PlayerRemoved(seat=turn.seat, code=error.code, reason=f"{MAX_INVALID} invalid answers in a row")]
-        return []  # asked again
+        return []  # asked again, until the rejection limit
 
     def after(self, referee: Referee, before: Any, after: Any) -> None:
-        for _, event, _ in referee.step:
-            if event.actor is not None and not isinstance(event, AnswerRejected):
-                self.invalid[event.actor] = 0  # a valid answer: the count of invalid ones starts again
         for seat, calls in enumerate(self.calls):
-            if seat in referee.removed or not callable(getattr(calls.player, "observe", None)):
+            if seat in referee.removed or not calls.has("observe"):
                 continue
             lines = [
                 ENGINE.describe(ENGINE.view(b, seat), ENGINE.redact(b, event, seat), ENGINE.view(a, seat))
@@ -93,7 +91,7 @@ class DavinciProtocol:
                 calls.call("end_game", self._view(referee, seat), required=False)
 
 
-def run_match(referee: Referee, calls: Sequence[PlayerCalls], rng: random.Random) -> None:
+def run_match(referee: Referee, calls: Sequence[Channel], rng: random.Random) -> None:
     """Play a recorded match between player objects."""
     referee.run(DavinciProtocol(calls), rng)
 

@@ -13,15 +13,17 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from matchlog.engines import GameTree, Turn
 from matchlog.engines.fish import COLORS, ENGINE, FishState, Position, penguins_that_can_move
 from matchlog.events import Event, IllegalAction, PenguinMoved, PlayerRemoved
 
-from .calls import PlayerCalls, Reply
-from .match import Referee
+from .calls import Channel, Reply
 from .players import register_builtin
+
+if TYPE_CHECKING:
+    from .match import Referee
 
 __all__ = ["FishProtocol", "HousePlayer", "RandomPlayer", "maximin", "zigzag"]
 
@@ -29,7 +31,7 @@ __all__ = ["FishProtocol", "HousePlayer", "RandomPlayer", "maximin", "zigzag"]
 class FishProtocol:
     """Drives players through initialize, get_placement, get_move, listen, finalize and terminate."""
 
-    def __init__(self, calls: Sequence[PlayerCalls]) -> None:
+    def __init__(self, calls: Sequence[Channel]) -> None:
         self.calls = list(calls)
         self.told: set[int] = set()  # kicked players already sent terminate
 
@@ -87,7 +89,7 @@ class FishProtocol:
                 self.calls[event.seat].call("terminate", f"{event.code}: {event.reason}", required=False)
 
 
-def run_match(referee: Referee, calls: Sequence[PlayerCalls], rng: random.Random) -> None:
+def run_match(referee: Referee, calls: Sequence[Channel], rng: random.Random) -> None:
     """Play a recorded match between player objects."""
     referee.run(FishProtocol(calls), rng)
 

@@ -24,7 +24,7 @@ from matchlog.engines.knockout import KnockoutState, tables
 from matchlog.events import Event, KnockoutGamePlayed, MatchStarted, Outcome, Seat, Series, UsageError, uuid7
 from matchlog.store import Store
 
-from .calls import PlayerCalls
+from .channel import channel_for
 from .match import MemoryRecorder, Recorder, Referee, StoreRecorder
 from .play import DEFAULT_TIMEOUT, RUNNERS, MatchResult, play_match
 from .players import is_builtin
@@ -94,8 +94,8 @@ def run_knockout(
     recorder: Recorder = StoreRecorder(store, tournament_id) if store is not None else MemoryRecorder()
     referee = Referee(KNOCKOUT, started, recorder, match_id=tournament_id, on_event=on_event)
     calls = [
-        PlayerCalls(player, None if is_builtin(game, seat.player) else timeout)
-        for seat, player in zip(seats, players, strict=True)
+        channel_for(player, game, index, None if is_builtin(game, seat.player) else timeout)
+        for index, (seat, player) in enumerate(zip(seats, players, strict=True))
     ]
     rng = random.Random(seed)
     results: list[MatchResult] = []

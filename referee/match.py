@@ -21,7 +21,7 @@ from uuid import UUID
 
 import msgspec
 
-from matchlog.engines import CHANCE, Engine, Turn
+from matchlog.engines import CHANCE, Engine, Rule, Turn
 from matchlog.engines.chance import ALGORITHM, ChanceSource, commitment
 from matchlog.engines.contract import shown
 from matchlog.engines.figures import FIGURES_VERSION, Figure, Tally
@@ -50,6 +50,8 @@ __all__ = ["GameProtocol", "MemoryRecorder", "Recorder", "Referee", "Resumption"
 
 #: A match that needs more decisions than this is ended as abandoned (players that never progress).
 MAX_DECISIONS = 200_000
+#: Rejected answers in a row that remove a player, unless its game's protocol sets `rejection_limit`.
+REJECTION_LIMIT = 100
 #: Answers are recorded by repr, cut to this length.
 _ANSWER_LIMIT = 200
 
@@ -184,6 +186,9 @@ class GameProtocol(Protocol):
         """Tell every player the game is over."""
         ...
 
+    # Optionally, `rejection_limit: int`: rejected answers in a row that remove a player (default
+    # REJECTION_LIMIT), for games that ask again after a rejected answer.
+
 
 class Resumption(msgspec.Struct, frozen=True, kw_only=True):
     """Where a referee picks up a match that has not ended.
@@ -222,6 +227,8 @@ class Referee:
         self.on_event = on_event
         self.state = engine.start(started)
         self.removed: set[int] = set()
+        #: Each seat's rejected answers since its last accepted one.
+        self.rejections: dict[int, int] = {}
         self.outcome: Outcome | None = None
         #: The events of the step in progress, each with the states around it (for telling players).
         self.step: list[tuple[Any, Event, Any]] = []
@@ -269,6 +276,10 @@ class Referee:
             self.step.append((before, event, self.state))
             if isinstance(event, PlayerRemoved):
                 self.removed.add(event.seat)
+            elif isinstance(event, AnswerRejected):
+                self.rejections[event.seat] = self.rejections.get(event.seat, 0) + 1
+            elif event.actor is not None:
+                self.rejections.pop(event.actor, None)  # an accepted answer: the count starts again
             self.seq += 1
             if apply:
                 self.tally.add(self.seq, before, event, self.state)
@@ -281,6 +292,14 @@ class Referee:
         if seat in self.removed:
             return
         self.record(PlayerRemoved(seat=seat, code=code, reason=reason))
+
+    def over_rejection_limit(self, seat: int, limit: int = REJECTION_LIMIT) -> bool:
+        """Remove `seat` if its rejected answers in a row reached `limit`; whether it did."""
+        count = self.rejections.get(seat, 0)
+        if count < limit or seat in self.removed:
+            return False
+        self.remove(seat, Rule.REJECTION_LIMIT, f"{count} rejected answers in a row (the limit is {limit})")
+        return True
 
     def judge(self, seat: int, reply: Reply) -> Event:
         """The event a successful reply proposes, if the rules allow it.
@@ -321,6 +340,7 @@ class Referee:
                         message=error.message,
                     )
                     self.record(rejected, *protocol.ruling(self, turn, error))
+                    self.over_rejection_limit(turn.seat, getattr(protocol, "rejection_limit", REJECTION_LIMIT))
                 else:
                     self.record(event)
             protocol.after(self, before, self.state)

@@ -32,10 +32,12 @@ from matchlog.events import (
 from matchlog.store import Store
 
 from . import backgammon, davinci, fish
-from .calls import PlayerCalls
+from .calls import Channel
+from .channel import channel_for, close_players
 from .match import MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder
 from .players import is_builtin, make_player, seats_from_specs, seats_taken_by
 from .porrinha import PorrinhaProtocol
+from .sandbox import Limits
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -52,7 +54,7 @@ DEFAULT_TIMEOUT = 10.0
 #: How many finished matches of a series may still be on their way to the log.
 _IN_FLIGHT = 32
 
-Runner = Callable[[Referee, Sequence[PlayerCalls], random.Random], object]
+Runner = Callable[[Referee, Sequence[Channel], random.Random], object]
 
 #: How each game drives its players through a match: (referee, player calls, chance's RNG).
 RUNNERS: dict[str, Runner] = {
@@ -98,7 +100,8 @@ def play_match(
 ) -> MatchResult:
     """Referee one match between `players` (seated as `seats`) and record it.
 
-    Built-in players are called directly; user players run under `timeout` seconds per call.
+    Built-in players are called directly; user players run under `timeout` seconds per call, in
+    this process or, for a `ChildPlayer`, in its own.
     `seed` seeds chance (dice, shuffles, boards); without one the seed is secret until the match
     ends. Either way the referee commits to it first and reveals it at the end (`engines.chance`).
     `position` starts the match from a described position instead of the game's start, in the
@@ -142,11 +145,14 @@ def resume_match(
     timeout: float | None = DEFAULT_TIMEOUT,
     on_event: Callable[[Event, Any], None] | None = None,
     players: Sequence[object] | None = None,
+    in_process: bool = False,
+    limits: Limits | None = None,
 ) -> MatchResult:
     """Play on, to its end, a match that has not ended (after an arbiter's undo, in a fork, after a
     crash), from the state its log folds to (its effective history), with the players `specs`
     taking its seats in order (`players`, when given, are those specs' player objects, built by
-    the caller); the seats keep their names.
+    the caller); the seats keep their names. A user's class plays in a child process of its own
+    (under `limits`) unless `in_process`.
 
     The referee records `match.resumed` with the players, then, for a game with chance, commits to
     a fresh seed (derived from `seed` when given, like the players' choices) and reveals it at the
@@ -177,11 +183,7 @@ def resume_match(
     seats = seats_taken_by(started.game, started.seats, specs)
     base = random.Random(seed)
     player_seeds = [base.randrange(2**63) for _ in seats]
-    if players is None:
-        players = [
-            make_player(started.game, s.player, random.Random(n)) for s, n in zip(seats, player_seeds, strict=True)
-        ]
-    elif len(players) != len(seats):
+    if players is not None and len(players) != len(seats):
         raise UsageError(f"{len(players)} player objects for {len(seats)} seats", code="usage.players")
     chance = ChanceSource(seed_for(None if seed is None else base.randrange(2**63))) if engine.spec.chance else None
     recorder = StoreRecorder(store, match_id)
@@ -192,19 +194,28 @@ def resume_match(
         players=tuple(seat.player for seat in seats),
         seeds=_seeds_revealed_upstream(store, records),
     )
-    return _referee(
-        started,
-        seats,
-        players,
-        recorder,
-        match_id=match_id,
-        timeout=timeout,
-        chance=chance,
-        rng=chance or random.Random(base.randrange(2**63)),
-        on_event=on_event,
-        wait=True,
-        resumption=resumption,
-    )
+    made: list[object] = []
+    try:
+        if players is None:
+            for seat, number in zip(seats, player_seeds, strict=True):
+                rng = random.Random(number)
+                made.append(make_player(started.game, seat.player, rng, in_process=in_process, limits=limits))
+            players = made
+        return _referee(
+            started,
+            seats,
+            players,
+            recorder,
+            match_id=match_id,
+            timeout=timeout,
+            chance=chance,
+            rng=chance or random.Random(base.randrange(2**63)),
+            on_event=on_event,
+            wait=True,
+            resumption=resumption,
+        )
+    finally:
+        close_players(made)  # the players this made (a caller closes its own)
 
 
 def _seeds_revealed_upstream(store: Store, records: Sequence[Record]) -> tuple[bytes, ...]:
@@ -262,8 +273,8 @@ def _referee(
         engine, started, recorder, match_id=match_id, on_event=on_event, chance=chance, resumption=resumption
     )
     calls = [
-        PlayerCalls(player, None if is_builtin(game, seat.player) else timeout)
-        for seat, player in zip(seats, players, strict=True)
+        channel_for(player, game, index, None if is_builtin(game, seat.player) else timeout)
+        for index, (seat, player) in enumerate(zip(seats, players, strict=True))
     ]
     try:
         RUNNERS[game](referee, calls, rng)
@@ -292,9 +303,12 @@ def play_series(
     timeout: float | None = DEFAULT_TIMEOUT,
     on_match: Callable[[MatchResult], None] | None = None,
     position: str | None = None,
+    in_process: bool = False,
+    limits: Limits | None = None,
 ) -> SeriesResult:
     """Build the players once and play `games` matches with them, in the same seats (each from
-    `position`, when given).
+    `position`, when given). A user's class plays in a child process of its own (under `limits`)
+    unless `in_process`.
 
     Raises:
         UsageError: a bad player spec, game, option or count.
@@ -305,9 +319,30 @@ def play_series(
     if game not in RUNNERS:
         get_engine(game)  # the clearer error when the game does not exist at all
         raise UsageError(f"matchlog cannot referee {game} yet", code="usage.game")
-    seats = seats_from_specs(game, specs)
+    seats = seats_from_specs(game, specs, in_process=in_process, limits=limits)
     base = random.Random(seed)
-    players = [make_player(game, seat.player, random.Random(base.randrange(2**63))) for seat in seats]
+    players: list[object] = []
+    try:
+        for seat in seats:
+            rng = random.Random(base.randrange(2**63))
+            players.append(make_player(game, seat.player, rng, in_process=in_process, limits=limits))
+        return _play_series(game, seats, players, games, options, base, store, timeout, on_match, position)
+    finally:
+        close_players(players)
+
+
+def _play_series(
+    game: str,
+    seats: list[Seat],
+    players: list[object],
+    games: int,
+    options: dict[str, Any] | None,
+    base: random.Random,
+    store: Store | None,
+    timeout: float | None,
+    on_match: Callable[[MatchResult], None] | None,
+    position: str | None,
+) -> SeriesResult:
     series_id = str(uuid7())
     results: list[MatchResult] = []
     places: dict[str, dict[int, int]] = {seat.name: {} for seat in seats}

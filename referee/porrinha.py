@@ -14,7 +14,9 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from matchlog.engines import Turn
 from matchlog.engines.porrinha import (
@@ -26,11 +28,54 @@ from matchlog.engines.porrinha import (
 )
 from matchlog.events import Event, GuessVoided, HandReset, IllegalAction, PlayerRemoved
 
-from .calls import PlayerCalls, Reply
-from .match import Referee
+from .calls import Channel, Reply
 from .players import register_builtin
 
-__all__ = ["PorrinhaProtocol", "RandomPlayer", "ReasonerPlayer", "Table"]
+if TYPE_CHECKING:
+    from .match import Referee
+
+__all__ = ["PorrinhaProtocol", "RandomPlayer", "ReasonerPlayer", "Table", "TableView"]
+
+
+class TableView(msgspec.Struct, frozen=True, kw_only=True):
+    """What one player may know at one call, as the seed's `core/util.h` tells it: the data behind
+    `Table`'s queries, and the `table` of Porrinha's messages to a player in a child process."""
+
+    #: The asking player's own index.
+    index: int
+    player_count: int
+    active_player_count: int
+    chopstick_count: int
+    #: Every player's chopsticks, by index.
+    chopsticks: tuple[int, ...]
+    names: tuple[str, ...]
+    round: int
+    #: Its own hand this round, once chosen.
+    my_hand: int | None
+    #: This round's guesses (during end_round: the round that just settled), markers included.
+    guesses: tuple[int, ...]
+    #: Last round's hands (-1: did not play, or round 1).
+    hands: tuple[int, ...]
+    last_winner: int
+    last_total: int
+
+    @classmethod
+    def of(cls, state: PorrinhaState, index: int, *, settled: bool = False) -> TableView:
+        """The table as `index` sees it in `state` (a view for that seat); `settled` during end_round."""
+        return cls(
+            index=index,
+            player_count=state.players,
+            active_player_count=len(state.active_seats),
+            chopstick_count=state.chopstick_count,
+            chopsticks=state.chopsticks,
+            names=state.names,
+            round=state.round - 1 if settled else state.round,
+            my_hand=state.hands[index],
+            guesses=state.last_guesses if settled else state.guesses,
+            hands=state.last_hands or (NO_HAND,) * state.players,
+            last_winner=state.last_winner,
+            last_total=state.last_total,
+        )
 
 
 class Table:
@@ -45,81 +90,84 @@ class Table:
     NOT_PLAYING = NOT_PLAYING
     INVALID_GUESS = INVALID_GUESS
 
-    __slots__ = ("_settled", "_state", "index")
+    __slots__ = ("_view",)
 
-    def __init__(self, state: PorrinhaState, index: int, *, settled: bool = False) -> None:
-        self._state = state
-        self._settled = settled
-        #: The asking player's own index.
-        self.index = index
+    def __init__(self, view: TableView) -> None:
+        object.__setattr__(self, "_view", view)
 
     def __setattr__(self, name: str, value: object) -> None:
-        if hasattr(self, "index"):
-            raise AttributeError("the table is read-only")
-        object.__setattr__(self, name, value)
+        raise AttributeError("the table is read-only")
+
+    @property
+    def index(self) -> int:
+        """The asking player's own index."""
+        return self._view.index
+
+    @property
+    def view(self) -> TableView:
+        """All of it as data (what a player in a child process is sent)."""
+        return self._view
 
     # Overall game queries (updated between rounds).
 
     @property
     def player_count(self) -> int:
         """Players at the table, including those no longer playing."""
-        return self._state.players
+        return self._view.player_count
 
     @property
     def active_player_count(self) -> int:
         """Players still holding chopsticks (and not removed)."""
-        return len(self._state.active_seats)
+        return self._view.active_player_count
 
     @property
     def chopstick_count(self) -> int:
         """Chopsticks on the table: the sum over the players still playing."""
-        return self._state.chopstick_count
+        return self._view.chopstick_count
 
     def chopsticks(self, player: int | None = None) -> int | tuple[int, ...]:
         """Chopsticks of one player, or of every player (a tuple by index)."""
-        return self._state.chopsticks if player is None else self._state.chopsticks[player]
+        return self._view.chopsticks if player is None else self._view.chopsticks[player]
 
     def name(self, player: int | None = None) -> str:
         """A player's display name (default: your own)."""
-        return self._state.names[self.index if player is None else player]
+        return self._view.names[self.index if player is None else player]
 
     @property
     def round(self) -> int:
         """This round's number, from 1."""
-        return self._state.round - 1 if self._settled else self._state.round
+        return self._view.round
 
     @property
     def my_hand(self) -> int | None:
         """Your own hand this round, once chosen."""
-        return self._state.hands[self.index]
+        return self._view.my_hand
 
     # Individual round queries.
 
     def guess(self, player: int | None = None) -> int | tuple[int, ...]:
         """This round's guess of one player, or all guesses; negative values are markers."""
-        guesses = self._state.last_guesses if self._settled else self._state.guesses
-        return guesses if player is None else guesses[player]
+        return self._view.guesses if player is None else self._view.guesses[player]
 
     def valid_guess(self, guess: int) -> bool:
         """Whether `guess` may be said now: in [0, chopstick_count] and not already guessed."""
-        return isinstance(guess, int) and 0 <= guess <= self._state.chopstick_count and guess not in self._state.guesses
+        return isinstance(guess, int) and 0 <= guess <= self._view.chopstick_count and guess not in self._view.guesses
 
     # End-round information (the last settled round).
 
     def hand(self, player: int | None = None) -> int | tuple[int, ...]:
         """Last round's hand of one player (-1 if it did not play, or in round 1), or all of them."""
-        hands = self._state.last_hands or (NO_HAND,) * self._state.players
-        return hands if player is None else hands[player]
+        return self._view.hands if player is None else self._view.hands[player]
 
     @property
     def last_winner(self) -> int:
         """Who guessed right last round (-1 if nobody did, and in round 1)."""
-        return self._state.last_winner
+        return self._view.last_winner
 
     @property
     def last_total(self) -> int:
         """Last round's total of hands (-1 in round 1)."""
-        return self._state.last_total
+        return self._view.last_total
 
     def __repr__(self) -> str:
         return f"<Table round {self.round} seat {self.index} of {self.player_count}>"
@@ -128,11 +176,11 @@ class Table:
 class PorrinhaProtocol:
     """Drives players through `begin_game`, `hand`, `guess`, `end_round`, `end_game`."""
 
-    def __init__(self, calls: Sequence[PlayerCalls]) -> None:
+    def __init__(self, calls: Sequence[Channel]) -> None:
         self.calls = list(calls)
 
     def _table(self, referee: Referee, seat: int, *, settled: bool = False) -> Table:
-        return Table(referee.engine.view(referee.state, seat), seat, settled=settled)
+        return Table(TableView.of(referee.engine.view(referee.state, seat), seat, settled=settled))
 
     def _notify(self, referee: Referee, method: str, seats: Sequence[int], *, settled: bool = False) -> None:
         for seat in seats:

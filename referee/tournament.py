@@ -39,8 +39,10 @@ from matchlog.events import (
 )
 from matchlog.store import Figures, Finding, Store
 
+from .channel import close_players
 from .play import DEFAULT_TIMEOUT, RUNNERS, play_match
 from .players import make_player, seats_from_specs
+from .sandbox import Limits
 
 __all__ = ["Standing", "TournamentResult", "arrangements", "ratings", "run_tournament"]
 
@@ -150,6 +152,8 @@ def _worker(
     seed: int,
     tournament_id: str,
     total: int,
+    in_process: bool = False,
+    limits: Limits | None = None,
 ) -> None:
     """Play the tasks handed out until told to stop; Ctrl-C is the writer's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -169,8 +173,14 @@ def _worker(
         match_id = uuid7()
         recorder = _QueueRecorder(results, stop, number, match_id)
         results.put(("start", number, match_id.bytes, list(order)))
+        players: list[object] = []
         try:
-            players = [make_player(game, seat.player, random.Random(rng.randrange(2**63))) for seat in table]
+            for seat in table:
+                players.append(
+                    make_player(
+                        game, seat.player, random.Random(rng.randrange(2**63)), in_process=in_process, limits=limits
+                    )
+                )
             result = play_match(
                 game,
                 table,
@@ -188,6 +198,8 @@ def _worker(
             recorder.flush()
             results.put(("failed", number, match_id.bytes, f"{type(error).__name__}: {error}"))
             continue
+        finally:
+            close_players(players)  # each match's child players end with it
         results.put(("end", number, match_id.bytes, list(result.outcome.places)))
 
 
@@ -321,8 +333,11 @@ def run_tournament(
     seed: int | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     on_progress: Callable[[int, int], None] | None = None,
+    in_process: bool = False,
+    limits: Limits | None = None,
 ) -> TournamentResult:
-    """Play `games` matches over every table and seat order, in `jobs` worker processes.
+    """Play `games` matches over every table and seat order, in `jobs` worker processes. A user's
+    class plays in a child process of its own in each match (under `limits`) unless `in_process`.
 
     Raises:
         UsageError: bad players, table size, game or option.
@@ -332,7 +347,7 @@ def run_tournament(
     if game not in RUNNERS:
         raise UsageError(f"matchlog cannot referee {game} yet", code="usage.game")
     table = seats or engine.spec.min_players
-    roster = seats_from_specs(game, specs)
+    roster = seats_from_specs(game, specs, in_process=in_process, limits=limits)
     if len(roster) < table:
         raise UsageError(f"a table of {table} needs at least {table} players, not {len(roster)}", code="usage.players")
     spec = engine.spec
@@ -354,7 +369,20 @@ def run_tournament(
     workers = [
         context.Process(
             target=_worker,
-            args=(tasks, results, stop, game, roster, full_options, timeout, seed, tournament_id, games),
+            args=(
+                tasks,
+                results,
+                stop,
+                game,
+                roster,
+                full_options,
+                timeout,
+                seed,
+                tournament_id,
+                games,
+                in_process,
+                limits,
+            ),
             daemon=True,
         )
         for _ in range(jobs)

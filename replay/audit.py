@@ -8,7 +8,8 @@ included) and judges every record again:
   read back as a Python literal; one cut short or not a literal cannot be re-judged, and is counted,
   as are a protocol's own rulings on answers that are not a decision of the game, such as
   pygammon's undo);
-- every removal for breaking a rule follows a rejection of that seat with that code;
+- every removal for breaking a rule follows a rejection of that seat with that code, and a removal
+  for too many rejected answers follows at least that many in a row;
 - every undo takes back the latest effective events, and nothing follows the end;
 - every chance event is possible there (`engine.check_chance`), and, when the referee committed to
   a seed and revealed it, is exactly what that seed draws (`engines.chance`); a resumed match
@@ -29,7 +30,7 @@ from uuid import UUID
 
 import msgspec
 
-from matchlog.engines import CHANCE, Engine
+from matchlog.engines import CHANCE, Engine, Rule
 from matchlog.engines.chance import ALGORITHM, ChanceSource, commitment
 from matchlog.events import (
     ActionsUndone,
@@ -93,6 +94,8 @@ class _Walk:
         self.match_id = str(records[0].match_id)
         self.engine: Engine[Any] = engine_of(records)
         self.report = MatchAudit(match_id=self.match_id, game=self.engine.spec.name, events=len(records))
+        #: Each seat's rejected answers since its last accepted one.
+        self.streak: dict[int, int] = {}
         self.counts = dict.fromkeys(
             (
                 "answers",
@@ -186,6 +189,8 @@ class _Auditor:
             walk.find(seq, "audit.after_end", f"{event.tag} was recorded after the match ended at seq {self.ended}")
         if isinstance(event, ActionsUndone):
             walk.counts["undos"] += 1
+            if event.by is not None:  # a seat's undo is an accepted answer of its own
+                walk.streak.pop(event.by, None)
             if self.ended in event.seqs:
                 self.ended = None  # the end is taken back: the match goes on
             effective = [s for s, _ in self.stack[1:]]
@@ -245,7 +250,7 @@ class LiveJudge:
         """Judge `records` (the next seqs) and take them if nothing is found; else leave the state
         as it was and return what was found."""
         auditor, walk = self._auditor, self._walk
-        saved = (list(auditor.stack), dict(auditor.rejected), auditor.ended, dict(walk.counts))
+        saved = (list(auditor.stack), dict(auditor.rejected), auditor.ended, dict(walk.counts), dict(walk.streak))
         findings = walk.report.findings
         for record in records:
             if not auditor.step(record) or findings:
@@ -253,7 +258,7 @@ class LiveJudge:
         if findings:
             found = list(findings)
             findings.clear()
-            auditor.stack, auditor.rejected, auditor.ended, walk.counts = saved
+            auditor.stack, auditor.rejected, auditor.ended, walk.counts, walk.streak = saved
             return found
         walk.records.extend(records)
         self.next_seq += len(records)
@@ -367,6 +372,7 @@ def _judge(walk: _Walk, record: Record, before: Any, rng: ChanceSource | None, r
         case AnswerRejected(seat=seat, answer=answer, code=code):
             walk.counts["rejections"] += 1
             rejected[seat] = code
+            walk.streak[seat] = walk.streak.get(seat, 0) + 1
             if turn is None or turn.seat != seat:
                 walk.find(
                     seq, "audit.out_of_turn", f"seat {seat}'s answer was judged when it was not its turn", turn=turn
@@ -395,6 +401,18 @@ def _judge(walk: _Walk, record: Record, before: Any, rng: ChanceSource | None, r
                 walk.find(
                     seq, "audit.legal_rejected", f"a legal answer was rejected as {code}", answer=answer, recorded=code
                 )
+        case PlayerRemoved(seat=seat, code=Rule.REJECTION_LIMIT, reason=reason):
+            walk.counts["removals"] += 1
+            said = reason.split(" ", 1)[0]
+            streak = walk.streak.get(seat, 0)
+            if not streak or (said.isdigit() and streak < int(said)):
+                walk.find(
+                    seq,
+                    "audit.unexplained_removal",
+                    f"seat {seat} was removed for {Rule.REJECTION_LIMIT} ({reason}) after {streak} rejected "
+                    "answers in a row",
+                    code=Rule.REJECTION_LIMIT,
+                )
         case PlayerRemoved(seat=seat, code=code):
             walk.counts["removals"] += 1
             if not code.startswith(_OUTSIDE_THE_RULES) and rejected.get(seat) != code:
@@ -406,6 +424,7 @@ def _judge(walk: _Walk, record: Record, before: Any, rng: ChanceSource | None, r
                 )
         case _ if record.actor is not None:
             walk.counts["answers"] += 1
+            walk.streak.pop(record.actor, None)
             if turn is None:
                 walk.find(
                     seq, "match.over", f"seat {record.actor}'s {event.tag} came after the game was over", event=event

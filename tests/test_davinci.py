@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from matchlog.engines import CHANCE, Turn
+from matchlog.engines import CHANCE, Rule, Turn
 from matchlog.engines.davinci import ENGINE, HIDDEN, JOKERS, DavinciRule, DavinciState, colour, number
 from matchlog.events import (
     GuessStopped,
@@ -372,5 +372,5 @@ def test_a_program_that_keeps_answering_badly_is_removed_on_the_third():
         "davinci", (Seat("c", "x"), Seat("ai", "seed-ai")), [Confused(), SeedAIPlayer()], recorder=recorder, seed=1
     )
     codes = [d.event.code for d in recorder.drafts if hasattr(d.event, "code")]
-    assert codes == [DavinciRule.NOT_AN_OPPONENT] * 4  # three rejections, then the removal with that rule
+    assert codes == [DavinciRule.NOT_AN_OPPONENT] * 3 + [Rule.REJECTION_LIMIT]  # three rejections, then the removal
     assert result.outcome.removed == (0,)

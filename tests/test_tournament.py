@@ -84,7 +84,9 @@ def test_matches_that_cannot_be_played_are_reported(tmp_path: Path):
     player = tmp_path / "broken.py"
     player.write_text("class Broken:\n    def __init__(self):\n        raise RuntimeError('cannot start')\n")
     with Store(tmp_path / "log.duckdb") as store:
-        result = run_tournament("porrinha", ["random", f"{player}:Broken"], games=4, store=store, jobs=1, seed=1)
+        result = run_tournament(
+            "porrinha", ["random", f"{player}:Broken"], games=4, store=store, jobs=1, seed=1, in_process=True
+        )
         assert result.finished == 0 and len(result.failures) == 4
         assert "RuntimeError: cannot start" in result.failures[0]
         assert store.matches() == []
@@ -94,7 +96,9 @@ def test_workers_that_die_are_reported_not_taken_for_a_finished_tournament(tmp_p
     player = tmp_path / "fatal.py"
     player.write_text("import os\n\nclass Fatal:\n    def __init__(self):\n        os._exit(3)\n")
     with Store(tmp_path / "log.duckdb") as store:
-        result = run_tournament("porrinha", ["random", f"{player}:Fatal"], games=4, store=store, jobs=1, seed=1)
+        result = run_tournament(
+            "porrinha", ["random", f"{player}:Fatal"], games=4, store=store, jobs=1, seed=1, in_process=True
+        )
         assert result.finished == 0 and not result.interrupted
         assert any("every worker stopped (exit codes 3)" in failure for failure in result.failures), result.failures
         assert store.verify() == []
