@@ -251,3 +251,26 @@ def test_a_log_you_may_not_write_is_read_read_only_and_a_mistyped_db_leaves_noth
         os.chmod(tmp_path, 0o755)
     assert result.returncode == 0, result.stderr.decode()
     assert len(json.loads(result.stdout)) == 9
+
+
+def test_the_service_and_its_client_turn_nagle_off():
+    """With Nagle's algorithm on, each answer's body waited for the client's delayed ACK of its head
+    (~40 ms a request on loopback; a POST's body likewise for the server's): the listening socket
+    says it is TCP, which is what lets asyncio set TCP_NODELAY on every connection it accepts, and
+    the client's transport sets it on its own."""
+    import socket
+
+    from matchlog.server import ServerLog
+    from matchlog.service.run import _bind
+
+    listening = _bind("127.0.0.1", 0)
+    try:
+        assert listening.proto == socket.IPPROTO_TCP
+    finally:
+        listening.close()
+    client = ServerLog("http://127.0.0.1:9")
+    try:
+        pool = client._http._transport._pool  # httpx's own transport, as configured
+        assert (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1) in pool._socket_options
+    finally:
+        client.close()
