@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import IO, Annotated
 
 import typer
 
@@ -96,6 +96,7 @@ def fork_command(
 class Format(StrEnum):
     jsonl = "jsonl"
     parquet = "parquet"
+    html = "html"
 
 
 @app.command("export")
@@ -103,37 +104,53 @@ class Format(StrEnum):
 def export(
     match: Annotated[str | None, typer.Argument(help="The match to export.")] = None,
     all_matches: Annotated[bool, typer.Option("--all", help="Export every match.")] = False,
-    format: Annotated[Format, typer.Option("--format", help="jsonl (re-importable) or parquet.")] = Format.jsonl,
+    format: Annotated[
+        Format, typer.Option("--format", help="jsonl (re-importable), parquet, or html (one match's replay).")
+    ] = Format.jsonl,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="File to write (jsonl: default stdout).")
     ] = None,
     as_seat: Annotated[
         int | None,
         typer.Option(
-            "--as-seat", min=-1, help="Only what this seat saw (-1: a spectator); JSON Lines, not importable."
+            "--as-seat", min=-1, help="Only what this seat saw (-1: a spectator); JSON Lines (not importable) or HTML."
         ),
     ] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
 ) -> None:
-    """Export matches: JSON Lines with the hash chain (for `import`), or Parquet for other tools."""
+    """Export matches: JSON Lines with the hash chain (for `import`), Parquet for other tools, or one
+    match as an HTML page that replays it in a browser with no server and no network.
+
+    Example: matchlog export 01a2 --format html -o match.html --as-seat 0
+    """
     if (match is None) == (not all_matches):
         raise UsageError("give one MATCH or --all", code="usage.export")
-    if as_seat is not None and format is not Format.jsonl:
-        raise UsageError("--as-seat exports JSON Lines only", code="usage.export")
+    if as_seat is not None and format is Format.parquet:
+        raise UsageError("--as-seat exports JSON Lines or HTML", code="usage.export")
+    if format is Format.html and all_matches:
+        raise UsageError("an HTML export replays one MATCH", code="usage.export")
     if format is Format.parquet and output is None:
         raise UsageError("parquet needs --output FILE", code="usage.export")
     with open_log(db, server) as log:
         ids = None if all_matches else [log.info(match).match_id]  # type: ignore[arg-type]
+
+        def write(out: IO[bytes]) -> int:
+            if format is Format.html:
+                from matchlog.service.html_export import write_html
+
+                return write_html(log, ids[0], out, as_seat=as_seat)  # type: ignore[index]
+            return log.export(out, ids, format=format.value, as_seat=as_seat)
+
         if output is None:
-            count = log.export(sys.stdout.buffer, ids, format=format.value, as_seat=as_seat)
+            count = write(sys.stdout.buffer)
             sys.stdout.buffer.flush()
         else:
             # Written whole, then renamed: a reader never finds half a file under that name.
             partial = output.with_name(output.name + ".partial")
             try:
                 with partial.open("wb") as out:
-                    count = log.export(out, ids, format=format.value, as_seat=as_seat)
+                    count = write(out)
                 partial.replace(output)
             finally:
                 partial.unlink(missing_ok=True)
