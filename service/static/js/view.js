@@ -178,13 +178,23 @@ export function mountMatch(root, ctrl) {
   const play = button("play", "autoplay (space)", () => ctrl.togglePlay(), "play");
   const speed = h(
     "select",
-    { class: "speed", title: "autoplay speed", onchange: (event) => ctrl.setSpeed(Number(event.target.value)) },
+    {
+      class: "speed",
+      title: "autoplay speed",
+      onchange: (event) => {
+        event.target.blur(); // the arrow keys step again, rather than change the speed
+        ctrl.setSpeed(Number(event.target.value));
+      },
+    },
     SPEEDS.map(([label, ms]) => h("option", { value: ms, selected: ms === ctrl.speed }, label)),
   );
   const seats = h("select", {
     class: "seats",
     title: "see the match as",
-    onchange: (event) => ctrl.setView(event.target.value === "all" ? null : Number(event.target.value)),
+    onchange: (event) => {
+      event.target.blur();
+      ctrl.setView(event.target.value === "all" ? null : Number(event.target.value));
+    },
   });
   const position = h("span", { class: "position" });
   const turn = h("p", { class: "turn" });

@@ -4,10 +4,9 @@
 
 import { s } from "matchlog/dom.js";
 
-const SIZE = 26; // a hexagon's radius
+const SIZE = 34; // a hexagon's radius
 const HALF_HEIGHT = (Math.sqrt(3) / 2) * SIZE;
 const COLOURS = { red: "#c0392b", white: "#f4f4f4", brown: "#8b5a2b", black: "#222222" };
-const LEGEND = 230;
 
 function centre(row, column) {
   return { x: SIZE + column * 3 * SIZE + (row % 2) * 1.5 * SIZE + 4, y: HALF_HEIGHT * (row + 1) + 4 };
@@ -55,8 +54,9 @@ function penguin(x, y, seat, colour) {
 export function draw(board) {
   const rows = board.tiles.length;
   const columns = rows ? Math.max(...board.tiles.map((row) => row.length)) : 0;
-  const width = SIZE * (3 * columns + 1) + 8;
-  const height = Math.max(HALF_HEIGHT * (rows + 1) + 8, 40 + 22 * board.names.length);
+  const width = Math.max(SIZE * (3 * columns + 1) + 8, 300);
+  const top = HALF_HEIGHT * (rows + 1) + 16; // the scores go below the board
+  const height = top + 26 * board.names.length + 30;
   const standing = new Map();
   board.penguins.forEach((placed, seat) => {
     for (const [row, column] of placed) standing.set(`${row},${column}`, seat);
@@ -94,15 +94,15 @@ export function draw(board) {
     }
   });
   const legend = board.names.map((name, seat) => {
-    const y = 24 + seat * 22;
+    const y = top + 14 + seat * 26;
     const age = board.ages[seat] === null ? "" : `, age ${board.ages[seat]}`;
     return s(
       "g",
       { class: "score", "data-seat": seat, "data-score": board.scores[seat] },
-      s("circle", { cx: width + 10, cy: y - 4, r: 7, fill: COLOURS[board.colours[seat]], stroke: "#000" }),
+      s("circle", { cx: 14, cy: y - 5, r: 8, fill: COLOURS[board.colours[seat]], stroke: "#000" }),
       s(
         "text",
-        { x: width + 22, y, class: board.removed.includes(seat) ? "removed" : null },
+        { x: 30, y, class: ["legend", board.removed.includes(seat) && "removed"] },
         `${name}: ${board.scores[seat]} fish${age}`,
         board.removed.includes(seat) ? " (kicked)" : "",
       ),
@@ -112,7 +112,7 @@ export function draw(board) {
     "svg",
     {
       class: "board fish",
-      viewBox: `0 0 ${width + LEGEND} ${height}`,
+      viewBox: `0 0 ${width} ${height}`,
       role: "img",
       "aria-label": "fish board",
       "data-game": "fish",
@@ -121,6 +121,6 @@ export function draw(board) {
     tiles,
     penguins,
     legend,
-    s("text", { x: width + 10, y: 30 + 22 * board.names.length, class: "label" }, `${board.phase} phase`),
+    s("text", { x: 14, y: top + 14 + 26 * board.names.length, class: "label" }, `${board.phase} phase`),
   );
 }

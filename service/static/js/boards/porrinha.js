@@ -45,7 +45,7 @@ function player(board, seat, x, y) {
           "g",
           { class: "hand" },
           s("rect", { x: x - 16, y: y + 14, width: 32, height: 26, rx: 10, fill: hand === null ? "#d9b48f" : "#fff2df", stroke: "#7a5230" }),
-          s("text", { x, y: y + 32, "text-anchor": "middle", class: "hand-value" }, hand === null ? "✊" : String(hand)),
+          s("text", { x, y: y + 32, "text-anchor": "middle", class: "hand-value" }, hand === null ? "?" : String(hand)),
         )
       : s("text", { x, y: y + 32, "text-anchor": "middle", class: "label" }, removed ? "removed" : out ? `out (${ordinal(board.out.indexOf(seat) + 1)})` : ""),
     guess
