@@ -30,7 +30,8 @@ from matchlog.engines.backgammon import pips
 from matchlog.engines.boards import DavinciBoard
 from matchlog.engines.porrinha import PorrinhaRule
 from matchlog.events import AnswerRejected, GuessMade, HandReset, MatchEnded, MatchStarted, Seat, draft, uuid7
-from matchlog.referee import play_series
+from matchlog.referee import play_series, run_knockout
+from matchlog.referee.fish import RandomPlayer as FishRandom
 from matchlog.replay import fork, undo
 from matchlog.service.frames import frame_of, frames
 from matchlog.service.pages import STATIC
@@ -50,7 +51,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-GAMES = ("backgammon", "fish", "porrinha", "davinci")
+GAMES = ("backgammon", "fish", "porrinha", "davinci", "knockout")
 
 
 # -- a log with something of everything ---------------------------------------------------------
@@ -110,9 +111,16 @@ def shown(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Ru
         play_series("porrinha", ["random", "random"], games=20, seed=9, store=store, timeout=5.0)
         ruled = ruled_porrinha(store)
         undone = _undone(store, store.matches(game="fish", limit=1)[0].match_id)
+        knockout_into(store)
     server = start_server(db)
     yield server, ruled, undone
     server.stop()
+
+
+def knockout_into(store: Store) -> None:
+    """A Fish knockout of five random players (the tournament is a match of its own)."""
+    seats = [Seat(f"k{i}", "random") for i in range(5)]
+    run_knockout("fish", seats, [FishRandom(random.Random(i)) for i in range(5)], store=store, seed=5)
 
 
 def _undone(store: Store, source: UUID) -> UUID:
@@ -192,7 +200,17 @@ def drawn(page: Page) -> dict[str, Any]:
             },
             "pile": int(of("pile")[0]["pile"]),
         }
+    if game == "knockout":
+        return {
+            "seq": seq,
+            "entrants": len(of("entrant")),
+            "tables": [t["played"] == "true" for t in sorted(of("table"), key=lambda t: int(t["table"]))],
+            "games": [g["match"] for g in page.evaluate(_LINKS)],
+        }
     raise AssertionError(f"no reader for {game}")
+
+
+_LINKS = """() => [...document.querySelectorAll("svg.board a[data-match]")].map((a) => ({match: a.dataset.match}))"""
 
 
 def expected(game: str, state: Any, seq: int) -> dict[str, Any]:
@@ -219,6 +237,13 @@ def expected(game: str, state: Any, seq: int) -> dict[str, Any]:
             "chopsticks": list(state.chopsticks),
             "hands": {seat: hand for seat, hand in enumerate(state.hands) if hand is not None},
             "guesses": sorted((seat, guess) for seat, guess in enumerate(state.guesses) if guess >= 0),
+        }
+    if game == "knockout":
+        return {
+            "seq": seq,
+            "entrants": len(state.names),
+            "tables": [index < state.played for index in range(len(state.groups))],
+            "games": list(state.games),
         }
     return {
         "seq": seq,
@@ -253,6 +278,7 @@ def test_frames_are_what_log_state_gives_at_every_seq_and_view(tmp_path: Path):
     with Store(db) as store:
         ruled = ruled_porrinha(store)
         undone = _undone(store, store.matches(game="fish", limit=1)[0].match_id)
+        knockout_into(store)
     log = matchlog.open(db)
     try:
         for info in log.matches():
@@ -365,6 +391,10 @@ def test_every_game_steps_back_and_forth_with_the_board_as_the_engine_has_it(sho
         check(stopped)
         page.wait_for_timeout(250)
         assert page.locator("svg.board").get_attribute("data-seq") == str(stopped)
+        if game == "knockout":  # each game it played links to its own match
+            page.click('button[data-action="last"]')
+            page.locator("svg.board a[data-match]").first.click()
+            page.wait_for_selector('svg.board[data-game="fish"]')
     finally:
         log.close()
 

@@ -27,8 +27,8 @@ export function draw(board, links = {}) {
     ),
   );
   const games = board.games.map((matchId, index) => {
-    const label = s("text", { x: 520, y: 44 + index * 20, class: "game-link" }, `game ${index + 1}`);
     const href = links.matchHref ? links.matchHref(matchId) : null;
+    const label = s("text", { x: 520, y: 44 + index * 20, class: href ? "game-link" : "label" }, `game ${index + 1}`);
     return href ? s("a", { href, "data-match": matchId }, label) : label;
   });
   const height = 60 + 20 * Math.max(board.names.length, board.tables.length, board.games.length);
