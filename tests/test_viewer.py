@@ -591,3 +591,19 @@ def test_an_exported_file_replays_from_file_with_no_network(shown, page: Page, t
     page.locator(f'.marks .mark[data-seq="{ruled.finding}"]').click()
     expect(page.locator("dialog[open] article.dispute")).to_contain_text("porrinha.guess_taken")
     assert {url.split(":", 1)[0] for url in requests} <= {"file", "data"}, requests
+
+
+def test_an_html_export_refuses_what_it_cannot_hold(shown, tmp_path: Path):
+    served, ruled, _ = shown
+    runner = CliRunner()
+    db = ["--db", str(served.db)]
+    every = runner.invoke(app, ["export", "--all", "--format", "html", "-o", str(tmp_path / "all.html"), *db])
+    assert every.exit_code == 2 and "error[usage.export]" in every.stderr
+    seat = runner.invoke(app, ["export", str(ruled.match_id), "--format", "html", "--as-seat", "2", *db])
+    assert seat.exit_code == 2 and "error[usage.seat]" in seat.stderr
+    parquet = runner.invoke(app, ["export", str(ruled.match_id), "--format", "parquet", "--as-seat", "0", *db])
+    assert parquet.exit_code == 2 and "error[usage.export]" in parquet.stderr
+    assert not list(tmp_path.iterdir())
+    # To stdout, like JSON Lines: one page, its data inlined.
+    page = runner.invoke(app, ["export", str(ruled.match_id), "--format", "html", "--as-seat", "-1", *db])
+    assert page.exit_code == 0 and page.stdout.startswith("<!doctype html>") and str(ruled.match_id) in page.stdout
