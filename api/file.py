@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import IO, Any
 from uuid import UUID
 
-from matchlog.engines import CHANCE, Turn
 from matchlog.engines import get as get_engine
 from matchlog.events import Draft, Event, StoreError, UsageError
 from matchlog.replay import abandon, dispute, export_seat_jsonl, fork, state_at, statistics, timeline, undo
 from matchlog.replay.audit import MatchAudit, audit
+from matchlog.replay.frames import Frame, frames, seen_turn
 from matchlog.store import Appended, Figures, MatchInfo, Store
 
 from .log import SPECTATOR, Line, Log, Position, SqlResult, Verification
@@ -129,12 +129,9 @@ class FileLog(Log):
         seat = seat_for(as_seat, len(info.players))
         current = state_at(self.store, info.match_id, seq)
         engine, state = current.engine, current.state
-        turn = engine.to_act(state)
+        turn = seen_turn(engine, state, as_seat)
         if as_seat is not None:
             state = engine.view(state, seat)
-            if turn is not None and turn.seat not in (seat, CHANCE):
-                # Whose turn it is everyone sees; what that seat must decide may tell what it holds.
-                turn = Turn(seat=turn.seat, decision="turn")
         return Position(
             match_id=info.match_id,
             game=info.game,
@@ -149,6 +146,18 @@ class FileLog(Log):
 
     def read(self, match: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Any]:
         return self.store.read(match, start=start, stop=stop)
+
+    def frames(
+        self, match: UUID | str, *, start: int = 0, stop: int | None = None, as_seat: int | None = None
+    ) -> list[Frame]:
+        info = self.store.match(match)
+        seat_for(as_seat, len(info.players))
+        last = info.last_seq if stop is None else min(stop, info.last_seq)
+        if start > last:
+            raise UsageError(
+                f"seq {start} is not in match {info.match_id} (seqs 0 to {info.last_seq})", code="usage.seq"
+            )
+        return frames(self.store.read(info.match_id, stop=last), as_seat, start=start, stop=last)
 
     # -- checking -----------------------------------------------------------------------------
 

@@ -182,6 +182,18 @@ class Log(abc.ABC):
             Forbidden: (a server) the caller may not see the whole record.
         """
 
+    @abc.abstractmethod
+    def frames(
+        self, match: UUID | str, *, start: int = 0, stop: int | None = None, as_seat: int | None = None
+    ) -> list[Any]:
+        """What the viewer draws after each seq from `start` to `stop` (`replay.Frame`: the board's
+        drawing model, whose turn, the outcome), as `as_seat` sees it.
+
+        Raises:
+            UnknownMatch: no such match.
+            UsageError: the seq or the seat is not in the match.
+        """
+
     # -- checking -----------------------------------------------------------------------------
 
     @abc.abstractmethod

@@ -40,6 +40,7 @@ from matchlog.events import (
     draft,
 )
 from matchlog.replay.audit import Dispute, MatchAudit
+from matchlog.replay.frames import Frame
 from matchlog.replay.stats import Statistics
 from matchlog.store import Appended, Figures, Finding, MatchInfo
 
@@ -276,6 +277,22 @@ class ServerLog(Log):
             )
             for line in lines
         ]
+
+    def frames(
+        self, match: UUID | str, *, start: int = 0, stop: int | None = None, as_seat: int | None = None
+    ) -> list[Frame]:
+        last = self.info(match).last_seq if stop is None else stop
+        got: list[Frame] = []
+        while start <= last:  # the service answers at most a page of frames a request
+            params: dict[str, Any] = {"start": start, "stop": last}
+            if as_seat is not None:
+                params["as_seat"] = as_seat
+            page = self._request("GET", f"/api/matches/{self._id(match)}/frames", params=params, decode=list[Frame])
+            if not page:
+                break
+            got += page
+            start = page[-1].seq + 1
+        return got
 
     # -- checking -----------------------------------------------------------------------------
 

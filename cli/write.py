@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import IO, Annotated
 
 import typer
 
@@ -122,6 +122,7 @@ def fork_command(
 class Format(StrEnum):
     jsonl = "jsonl"
     parquet = "parquet"
+    html = "html"
     mat = "mat"
     sgf = "sgf"
     fish_state = "fish-state"
@@ -137,8 +138,9 @@ def export(
         Format,
         typer.Option(
             "--format",
-            help="jsonl (re-importable), parquet; other tools' records of one match: mat and sgf "
-            "(backgammon, GNU Backgammon's), fish-state (the course's State JSON), text (porrinha, davinci).",
+            help="jsonl (re-importable), parquet; one match's replay as html; other tools' records of one "
+            "match: mat and sgf (backgammon, GNU Backgammon's), fish-state (the course's State JSON), text "
+            "(porrinha, davinci).",
         ),
     ] = Format.jsonl,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default stdout).")] = None,
@@ -146,14 +148,18 @@ def export(
     as_seat: Annotated[
         int | None,
         typer.Option(
-            "--as-seat", min=-1, help="Only what this seat saw (-1: a spectator); JSON Lines, not importable."
+            "--as-seat", min=-1, help="Only what this seat saw (-1: a spectator); JSON Lines (not importable) or HTML."
         ),
     ] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
 ) -> None:
-    """Export matches: JSON Lines with the hash chain (for `import`), Parquet for analysis, or one
-    match as another tool's record (--format mat, sgf, fish-state, text)."""
+    """Export matches: JSON Lines with the hash chain (for `import`), Parquet for analysis, one match
+    as an HTML page that replays it in a browser with no server and no network, or one match as
+    another tool's record (--format mat, sgf, fish-state, text).
+
+    Example: matchlog export 01a2 --format html -o match.html --as-seat 0
+    """
     if (match is None) == (not all_matches):
         raise UsageError("give one MATCH or --all", code="usage.export")
     if at is not None and format is not Format.fish_state:
@@ -161,35 +167,41 @@ def export(
     other_tool = format.value in formats.FORMATS
     if other_tool and (all_matches or as_seat is not None):
         raise UsageError(f"--format {format.value} exports one MATCH, as the referee saw it", code="usage.export")
-    if as_seat is not None and format is not Format.jsonl:
-        raise UsageError("--as-seat exports JSON Lines only", code="usage.export")
+    if as_seat is not None and format is Format.parquet:
+        raise UsageError("--as-seat exports JSON Lines or HTML", code="usage.export")
+    if format is Format.html and all_matches:
+        raise UsageError("an HTML export replays one MATCH", code="usage.export")
     if format is Format.parquet and output is None:
         raise UsageError("parquet needs --output FILE", code="usage.export")
     with open_log(db, server) as log:
         ids = None if all_matches else [log.info(match).match_id]  # type: ignore[arg-type]
-        if other_tool:
-            text = formats.export(log.read(ids[0]), format.value, at=at).encode()  # type: ignore[index]
-            count = text.count(b"\n")
-        if output is None:
+
+        def write(out: IO[bytes]) -> int:
+            if format is Format.html:
+                from matchlog.service.html_export import write_html
+
+                return write_html(log, ids[0], out, as_seat=as_seat)  # type: ignore[index]
             if other_tool:
-                sys.stdout.buffer.write(text)
-            else:
-                count = log.export(sys.stdout.buffer, ids, format=format.value, as_seat=as_seat)
+                text = formats.export(log.read(ids[0]), format.value, at=at).encode()  # type: ignore[index]
+                out.write(text)
+                return text.count(b"\n")
+            return log.export(out, ids, format=format.value, as_seat=as_seat)
+
+        if output is None:
+            count = write(sys.stdout.buffer)
             sys.stdout.buffer.flush()
         else:
             # Written whole, then renamed: a reader never finds half a file under that name.
             partial = output.with_name(output.name + ".partial")
             try:
                 with partial.open("wb") as out:
-                    if other_tool:
-                        out.write(text)
-                    else:
-                        count = log.export(out, ids, format=format.value, as_seat=as_seat)
+                    count = write(out)
                 partial.replace(output)
             finally:
                 partial.unlink(missing_ok=True)
     if output is not None:
-        console.out(f"{count} {'lines' if format.value in formats.FORMATS else 'events'} written to {output}")
+        unit = "lines" if other_tool else "events"
+        console.out(f"{count} {unit} written to {output}")
 
 
 @app.command("import")

@@ -51,6 +51,7 @@ from matchlog.store import Appended, Figures, MatchInfo
 from .auth import Access, Keys, MatchTokens
 from .follow import Hub
 from .live import Appending, LiveMatches, NewMatch
+from .pages import VIEWER_ROUTES
 from .views import audit_for, dispute_for
 
 __all__ = ["create_app"]
@@ -606,6 +607,7 @@ def create_app(log: FileLog, admin_token: str, *, debug: bool = False) -> Litest
             export,
             import_jsonl,
             frame,
+            *VIEWER_ROUTES,
         ],
         dependencies={
             "access": Provide(caller, sync_to_thread=False),

@@ -1,0 +1,76 @@
+"""Frames: what the viewer shows at each seq of a match, as one reader may see it.
+
+A frame is the drawing model of the state after one seq (`engines.boards`), whose decision was
+awaited and how the match ended, all as `log.state(match, seq, as_seat=K)` gives them: the state
+goes through the game's `view` before anything is drawn from it, and whose turn it is passes
+through `seen_turn`, the one rule both use. `frames` folds a match once to make every frame (the
+page's and the HTML export's); `frame_of` makes one from a `Position` (anything with its `seq`,
+`state`, `to_act` and `outcome`), and the tests hold the two to the same answer at every seq and view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from matchlog.engines import CHANCE, Engine, Turn
+from matchlog.engines.boards import Board, board
+from matchlog.events import Outcome, Record
+
+from .fold import engine_of, timeline
+
+__all__ = ["Frame", "frame_of", "frames", "seen_turn"]
+
+#: `as_seat` for a spectator.
+_SPECTATOR = -1
+
+
+class Frame(msgspec.Struct, frozen=True, kw_only=True):
+    """The board after `seq` as one reader sees it, whose decision is awaited (as that reader may
+    know it), and the outcome once there is one."""
+
+    seq: int
+    board: Board
+    turn: Turn | None = None
+    outcome: Outcome | None = None
+
+
+def seen_turn(engine: Engine[Any], state: Any, as_seat: int | None) -> Turn | None:
+    """Whose decision is awaited in `state` (the whole state), as `as_seat` may know it: everyone
+    sees whose turn it is; what another seat must decide may tell what it holds (a drawn joker to
+    place), so for it the decision is only "turn"."""
+    turn = engine.to_act(state)
+    seat = None if as_seat is None or as_seat == _SPECTATOR else as_seat
+    if as_seat is not None and turn is not None and turn.seat not in (seat, CHANCE):
+        return Turn(seat=turn.seat, decision="turn")
+    return turn
+
+
+def frame_of(position: Any) -> Frame:
+    """The frame of one `Position` (a state already as its reader sees it)."""
+    return Frame(seq=position.seq, board=board(position.state), turn=position.to_act, outcome=position.outcome)
+
+
+def frames(records: Sequence[Record], as_seat: int | None, *, start: int = 0, stop: int | None = None) -> list[Frame]:
+    """The frames of seqs `start` to `stop` (inclusive; default the last) of the match whose records
+    (from seq 0) are given, as `as_seat` sees them (None: the whole record; -1: a spectator)."""
+    engine = engine_of(records)
+    seat = None if as_seat is None or as_seat == _SPECTATOR else as_seat
+    upto = records if stop is None else records[: stop + 1]
+    made: list[Frame] = []
+    for step in timeline(upto):
+        if step.record.seq < start:
+            continue
+        full = step.after
+        state = full if as_seat is None else engine.view(full, seat)
+        made.append(
+            Frame(
+                seq=step.record.seq,
+                board=board(state),
+                turn=seen_turn(engine, full, as_seat),
+                outcome=engine.outcome(full),
+            )
+        )
+    return made

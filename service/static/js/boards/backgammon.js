@@ -1,0 +1,146 @@
+// Backgammon: the 24 points (pygammon's indexing: 0..11 along the bottom from the right, 12..23
+// along the top from the left), the bar, the borne-off checkers, the dice and the pip counts.
+// Seat 0 moves 23 -> 0 and bears off at the bottom right; seat 1 moves 0 -> 23, top right.
+
+import { s } from "matchlog/dom.js";
+
+const POINT = 36; // width of a point
+const LEFT = 20; // x of the first point
+const BAR = 36; // width of the bar
+const TOP = 28; // y of the top points' base
+const BOTTOM = 412; // y of the bottom points' base
+const DEPTH = 160; // height of a point
+const RADIUS = 16;
+const TRAY = LEFT + 12 * POINT + BAR + 18; // x of the borne-off tray
+const COLOURS = [
+  { fill: "#efe6d2", stroke: "#5b4636", text: "#3a2a22" },
+  { fill: "#3a2a22", stroke: "#000000", text: "#efe6d2" },
+];
+const PIPS = {
+  1: [[0, 0]],
+  2: [[-1, -1], [1, 1]],
+  3: [[-1, -1], [0, 0], [1, 1]],
+  4: [[-1, -1], [1, -1], [-1, 1], [1, 1]],
+  5: [[-1, -1], [1, -1], [0, 0], [-1, 1], [1, 1]],
+  6: [[-1, -1], [1, -1], [-1, 0], [1, 0], [-1, 1], [1, 1]],
+};
+
+/** Where a point is drawn: the x of its centre, and whether it hangs from the top. */
+function place(point) {
+  const top = point >= 12;
+  const column = top ? point - 12 : 11 - point;
+  return { x: LEFT + column * POINT + POINT / 2 + (column >= 6 ? BAR : 0), top };
+}
+
+function checker(x, y, seat, label) {
+  const colour = COLOURS[seat];
+  return [
+    s("circle", { cx: x, cy: y, r: RADIUS - 1, fill: colour.fill, stroke: colour.stroke, "stroke-width": 1.5 }),
+    label ? s("text", { x, y: y + 4, "text-anchor": "middle", class: "count", fill: colour.text }, label) : null,
+  ];
+}
+
+/** A stack of `count` checkers from (x, y) going `step` a checker; five at most, then a number. */
+function stack(x, y, step, count, seat) {
+  const shown = Math.min(count, 5);
+  const drawn = [];
+  for (let i = 0; i < shown; i += 1) {
+    drawn.push(checker(x, y + i * step, seat, i === shown - 1 && count > 5 ? String(count) : ""));
+  }
+  return drawn;
+}
+
+function point(index, value) {
+  const { x, top } = place(index);
+  const base = top ? TOP : BOTTOM;
+  const tip = top ? TOP + DEPTH : BOTTOM - DEPTH;
+  const count = Math.abs(value);
+  const owner = value > 0 ? 0 : value < 0 ? 1 : null;
+  return s(
+    "g",
+    { class: "point", "data-point": index, "data-checkers": count, "data-owner": owner ?? "" },
+    s("polygon", {
+      points: `${x - POINT / 2 + 1},${base} ${x + POINT / 2 - 1},${base} ${x},${tip}`,
+      fill: index % 2 ? "#b5651d" : "#e3c58f",
+    }),
+    s("text", { x, y: top ? TOP - 8 : BOTTOM + 16, "text-anchor": "middle", class: "label" }, String(index)),
+    owner === null ? null : stack(x, top ? TOP + RADIUS : BOTTOM - RADIUS, top ? 2 * RADIUS : -2 * RADIUS, count, owner),
+  );
+}
+
+function die(x, y, value, used) {
+  const size = 26;
+  return s(
+    "g",
+    { class: ["die", used && "used"], "data-value": value, "data-used": String(used), opacity: used ? 0.35 : 1 },
+    s("rect", { x: x - size / 2, y: y - size / 2, width: size, height: size, rx: 5, fill: "#fff", stroke: "#333" }),
+    PIPS[value]?.map(([dx, dy]) => s("circle", { cx: x + dx * 7, cy: y + dy * 7, r: 2.6, fill: "#222" })),
+  );
+}
+
+/** The board of one frame as an <svg>. */
+export function draw(board) {
+  const middle = (TOP + BOTTOM) / 2;
+  const barX = LEFT + 6 * POINT + BAR / 2;
+  const dice = board.dice.map((value, index) => ({ value, used: board.played.includes(index) }));
+  // The dice sit in the half of the board in front of the side that rolled them.
+  const diceX = (board.side === 1 ? LEFT + 3 * POINT : LEFT + 6 * POINT + BAR + 3 * POINT) - (dice.length - 1) * 16;
+  return s(
+    "svg",
+    {
+      class: "board backgammon",
+      viewBox: `0 0 ${TRAY + 60} 470`,
+      role: "img",
+      "aria-label": "backgammon board",
+      "data-game": "backgammon",
+    },
+    s("rect", { x: LEFT - 10, y: TOP - 22, width: 12 * POINT + BAR + 20, height: BOTTOM - TOP + 44, class: "frame" }),
+    s("rect", { x: LEFT, y: TOP, width: 12 * POINT + BAR, height: BOTTOM - TOP, fill: "#2f6b3a" }),
+    s("rect", { x: barX - BAR / 2, y: TOP, width: BAR, height: BOTTOM - TOP, fill: "#5b4636" }),
+    board.points.map((value, index) => point(index, value)),
+    [0, 1].map((seat) =>
+      s(
+        "g",
+        { class: "bar", "data-seat": seat, "data-checkers": board.bar[seat] },
+        stack(barX, seat === 0 ? middle + 2 * RADIUS : middle - 2 * RADIUS, seat === 0 ? 2 * RADIUS : -2 * RADIUS,
+          board.bar[seat], seat),
+      ),
+    ),
+    s("rect", { x: TRAY - 4, y: TOP, width: 48, height: BOTTOM - TOP, class: "tray" }),
+    [0, 1].map((seat) => {
+      const checkers = [];
+      for (let i = 0; i < board.off[seat]; i += 1) {
+        const y = seat === 0 ? BOTTOM - 10 - i * 10 : TOP + 2 + i * 10;
+        checkers.push(
+          s("rect", { x: TRAY, y, width: 40, height: 8, rx: 2, fill: COLOURS[seat].fill, stroke: COLOURS[seat].stroke }),
+        );
+      }
+      return s("g", { class: "off", "data-seat": seat, "data-checkers": board.off[seat] }, checkers);
+    }),
+    s(
+      "g",
+      { class: "dice", "data-dice": board.dice.join(","), "data-played": board.played.join(","), "data-side": board.side },
+      dice.map(({ value, used }, index) => die(diceX + index * 32, middle, value, used)),
+    ),
+    [0, 1].map((seat) =>
+      s(
+        "g",
+        { class: "legend", "data-seat": seat },
+        s("circle", {
+          cx: LEFT + 8 + seat * 260,
+          cy: 452,
+          r: 7,
+          fill: COLOURS[seat].fill,
+          stroke: COLOURS[seat].stroke,
+        }),
+        s(
+          "text",
+          { x: LEFT + 20 + seat * 260, y: 457, class: "pips", "data-seat": seat, "data-pips": board.pips[seat] },
+          `${board.names[seat]} · ${board.pips[seat]} pips · bar ${board.bar[seat]} · off ${board.off[seat]}`,
+          board.winner === seat ? " · won" : "",
+          board.removed.includes(seat) ? " · removed" : "",
+        ),
+      ),
+    ),
+  );
+}
