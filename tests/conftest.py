@@ -114,7 +114,7 @@ def start_server(db: Path, *extra: str) -> Served:
 
 
 def fill_log(db: Path) -> None:
-    """Matches of every game in `db`: finished ones, and a Porrinha match left running."""
+    """Matches of every game in `db`, all of them finished."""
     with Store(db) as store:
         play_series("porrinha", ["random", "reasoner", "random"], games=3, seed=3, store=store, timeout=5.0)
         play_series("backgammon", ["heuristic", "random"], games=2, seed=4, store=store, timeout=5.0)
