@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from matchlog.engines import CHANCE, Rule, Turn
@@ -401,3 +401,18 @@ def test_the_play_generator_agrees_with_the_oracle(example):
                 ENGINE.check(current, current.side, event)
                 current = ENGINE.apply(current, event)
             assert (current.points, current.bar, current.off) == (candidate.points, candidate.bar, candidate.off)
+
+
+@given(positions(), st.randoms(use_true_random=False))
+def test_the_play_generator_agrees_with_the_oracle_in_the_middle_of_a_turn(example, rng):
+    state, (a, b) = example
+    state = msgspec.structs.replace(state, options=BackgammonOptions(rules="standard"))
+    rolled = ENGINE.apply(state, DiceRolled(seat=state.side, dice=(a, b)))
+    assume(rolled.dice and rolled.side == state.side)
+    middle = ENGINE.apply(rolled, rng.choice(ENGINE.legal(rolled, rolled.side)))
+    assume(middle.dice and middle.side == state.side)  # the turn goes on
+    best, finals, firsts = all_plays((middle.points, middle.bar, middle.off), middle.side, middle.remaining, "standard")
+    assert middle.max_moves - len(middle.played) == best
+    generated = plays(middle)
+    assert {(p.points, p.bar, p.off) for p in generated} == finals and len(generated) == len(finals)
+    assert moves(middle) == firsts
