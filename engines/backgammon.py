@@ -3,7 +3,8 @@
 Every roll, the opening roll included, is an event the referee draws; a turn is up to four
 `CheckerMoved` events, one die and one checker each, as in pygammon's protocol. The engine knows
 the whole set of legal plays of a turn, so it can refuse a move that would leave dice unplayed
-(standard rules) or let it through as pygammon does (`rules="pygammon"`).
+(standard rules) or let it through as pygammon does (`rules="pygammon"`, where a turn also asks for
+as many moves as pygammon's own greedy count, which can fall short of what the dice allow).
 
 The board uses pygammon's indexing: points 0..23 from the bottom right to the bottom left, then top
 left to top right. FIRST moves 23 -> 0 (home 0..5, enters from the bar onto 24 - die); SECOND moves
@@ -83,8 +84,9 @@ class BackgammonRule:
 
 class BackgammonOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """`rules`: "standard", or "pygammon" (any higher die bears off any home checker; the larger-die
-    rule and the use-both-dice rule are not checked move by move). `move_by_turn_rolls`: the starting
-    side plays the opening roll (pygammon's run() argument of that name)."""
+    rule and the use-both-dice rule are not checked move by move; a turn asks for as many moves as
+    pygammon 0.0.3 counts). `move_by_turn_rolls`: the starting side plays the opening roll
+    (pygammon's run() argument of that name)."""
 
     rules: Literal["standard", "pygammon"] = "standard"
     move_by_turn_rolls: bool = False
@@ -526,6 +528,20 @@ def plays(state: BackgammonState) -> list[Play]:
     ]
 
 
+def _moves_playing(state: BackgammonState, dice: tuple[int, ...], need: int) -> tuple[tuple[int, int], ...]:
+    """The (value, distance) moves after which `need` - 1 more dice can be played."""
+    loose = state.options.rules == "pygammon"
+    board = _board(state.points, state.bar, state.off, state.side)
+    found = []
+    for value, rest in _distinct(dice):
+        for distance in _sources(board, value, loose):
+            hit = _move(board, distance, value)
+            if 1 + _max_depth(board, rest, loose) >= need:
+                found.append((value, distance))
+            _unmove(board, distance, value, hit)
+    return tuple(sorted(found))
+
+
 def legal_moves(state: BackgammonState, seat: int) -> list[tuple[int, int | None]]:
     """The (die_index, source) moves `seat` may make now (none if it is not its move)."""
     if state.over or not state.dice or state.side != seat:
@@ -536,12 +552,63 @@ def legal_moves(state: BackgammonState, seat: int) -> list[tuple[int, int | None
     need = state.max_moves - len(played)
     if total < need:
         return []  # (pygammon rules) an earlier move left the turn unfinishable: only undo helps
+    if total > need:
+        firsts = _moves_playing(state, remaining, need)  # pygammon's count asked for fewer dice
     source_point = _SOURCE_POINT[seat]
     if len(remaining) == 2 and remaining[0] != remaining[1]:
         first = dice[0]
         return [(0 if value == first else 1, source_point[distance]) for value, distance in firsts]
     index = next(i for i in range(len(dice)) if i not in played)  # one value left: its first unplayed die
     return [(index, source_point[distance]) for _, distance in firsts]
+
+
+class _AllDicePlayed(Exception):
+    """pygammon's MaxMovesFound: some line of its search played every die."""
+
+
+def _pygammon_count(
+    points: tuple[int, ...], bar: tuple[int, int], off: tuple[int, int], side: int, dice: tuple[int, ...]
+) -> int:
+    """How many moves pygammon 0.0.3 asks for this roll (its `Game.get_max_move_count`).
+
+    Its search is greedy: at each level it plays, on one copy of the game, each unplayed die in turn
+    with the first checker (in board order) that can move it, counts from there, and keeps the
+    moves made for the next die. So it can miss a play of more dice that starts otherwise; a roll
+    it finds a way to play in full counts every die.
+    """
+    order = range(1, 25) if side == FIRST else range(24, 0, -1)  # board points 0..23
+    try:
+        return _pygammon_level(_board(points, bar, off, side), dice, frozenset(), order)
+    except _AllDicePlayed:
+        return len(dice)
+
+
+def _pygammon_level(board: list[int], dice: tuple[int, ...], played: frozenset[int], order: range) -> int:
+    if len(played) == len(dice):
+        raise _AllDicePlayed
+    game = board.copy()  # one copy per level, changed by each move found for the next die
+    best = 0
+    for index, value in enumerate(dice):
+        if index in played:
+            continue
+        sources = (_BAR,) if game[_BAR] else order
+        source = next((d for d in sources if _pygammon_allows(game, d, value)), None)
+        if source is None:
+            continue
+        _move(game, source, value)
+        played = played | {index}
+        best = max(best, 1 if game[_OFF] == CHECKERS else 1 + _pygammon_level(game, dice, played, order))
+    return best
+
+
+def _pygammon_allows(board: list[int], distance: int, value: int) -> bool:
+    """pygammon's check of one move: any home checker bears off with an exact or higher die."""
+    if board[distance] <= 0:
+        return False
+    target = distance - value
+    if target >= 1:
+        return board[target] > -2
+    return not any(n > 0 for n in board[7:26])
 
 
 def pips(state: BackgammonState, side: int) -> int:
@@ -562,6 +629,7 @@ class Backgammon:
         hidden=False,
         options=BackgammonOptions,
         state=BackgammonState,
+        version=2,  # 2: rules="pygammon" asks for pygammon's own count of moves
     )
 
     # -- building and folding ----------------------------------------------------------------
@@ -827,7 +895,10 @@ class Backgammon:
 
 
 def _begin_turn(state: BackgammonState, side: int, dice: tuple[int, ...]) -> BackgammonState:
-    total, _, _ = _analysis(state.points, state.bar, state.off, side, dice, state.options.rules)
+    if state.options.rules == "pygammon":
+        total = _pygammon_count(state.points, state.bar, state.off, side, dice)  # its count, bug for bug
+    else:
+        total, _, _ = _analysis(state.points, state.bar, state.off, side, dice, state.options.rules)
     started = msgspec.structs.replace(state, side=side, dice=dice, played=(), max_moves=total, turns=state.turns + 1)
     # No move at all: the turn passes at once.
     return _pass_turn(started) if total == 0 else started
