@@ -133,8 +133,11 @@ _OPENINGS = tuple(OpeningRolled(first=a, second=b) for a in range(1, 7) for b in
 _ROLLS = tuple(tuple(DiceRolled(seat=side, dice=(a, b)) for a in range(1, 7) for b in range(1, 7)) for side in (0, 1))
 
 
-class Play(msgspec.Struct, frozen=True):
+class Play(msgspec.Struct, frozen=True, gc=False):
     """A whole turn: its moves as (die_index, source) and the position they lead to."""
+
+    # gc=False: a play holds tuples of ints only, so it is never part of a cycle, and players
+    # make tens of thousands a second.
 
     moves: tuple[tuple[int, int | None], ...]
     points: tuple[int, ...]
@@ -240,6 +243,26 @@ def _unmove(board: list[int], distance: int, value: int, hit: bool) -> None:
     else:
         board[target] -= 1
     board[distance] += 1
+
+
+def _position_after(board: list[int], distance: int, value: int) -> tuple[int, ...]:
+    """The position one more move leads to, as a tuple; `board` is left as it was."""
+    target = distance - value
+    board[distance] -= 1
+    if target <= 0:
+        board[_OFF] += 1
+        position = tuple(board)
+        board[_OFF] -= 1
+    elif board[target] == -1:
+        board[target], board[_THEIR_BAR] = 1, board[_THEIR_BAR] + 1
+        position = tuple(board)
+        board[target], board[_THEIR_BAR] = -1, board[_THEIR_BAR] - 1
+    else:
+        board[target] += 1
+        position = tuple(board)
+        board[target] -= 1
+    board[distance] += 1
+    return position
 
 
 def _distinct(values: tuple[int, ...]) -> list[tuple[int, tuple[int, ...]]]:
@@ -401,11 +424,9 @@ def _plays_of_two(
             hit = _move(board, distance, a)
             left = outside - (distance > 6 and distance - a <= 6)
             for second in _sources_from(board, b, opens_b, left, loose):
-                second_hit = _move(board, second, b)
-                position = tuple(board)
+                position = _position_after(board, second, b)
                 if position not in found:
                     found[position] = ((index_a, source_point[distance]), (index_b, source_point[second]))
-                _unmove(board, second, b, second_hit)
             _unmove(board, distance, a, hit)
         # `b` first, then `a`. With nobody on the bar, two moves on the board that `a` could start
         # with were found above in the other order: only the checker `b` moved can add a new `a`
@@ -423,11 +444,9 @@ def _plays_of_two(
             else:
                 seconds = [d for d in _sources_from(board, a, opens_a, left, loose) if d not in commuting]
             for second in seconds:
-                second_hit = _move(board, second, a)
-                position = tuple(board)
+                position = _position_after(board, second, a)
                 if position not in found:
                     found[position] = ((index_b, source_point[distance]), (index_a, source_point[second]))
-                _unmove(board, second, a, second_hit)
             _unmove(board, distance, b, hit)
         if found:
             return found
@@ -439,9 +458,7 @@ def _plays_of_two(
             singles = [larger]
     for value, index, distances in singles:
         for distance in distances:
-            hit = _move(board, distance, value)
-            found.setdefault(tuple(board), ((index, source_point[distance]),))
-            _unmove(board, distance, value, hit)
+            found.setdefault(_position_after(board, distance, value), ((index, source_point[distance]),))
     return found
 
 
@@ -454,48 +471,48 @@ def _plays_of_one_value(
     found: dict[tuple[int, ...], tuple[tuple[int, int | None], ...]] = {}
     opens = _opens(board, value)
     count = len(opens)
+    after = [count] * 26  # where in `opens` the sources after a move from each distance begin
+    for at, distance in enumerate(opens):
+        after[distance] = at
+    after[_BAR] = 0
     enters = board[_BAR - value] > -2
-    path: list[int] = []
+    steps: list[tuple[int, int | None]] = []
     deepest = 0
 
     def search(first: int, top: int, outside: int) -> None:
-        """Extend `path` with sources from opens[first:], then bearing off from at most `top`."""
+        """Extend `steps` from opens[first:], then bearing off from at most `top`."""
         nonlocal found, deepest
-        moved = False
-        if len(path) < limit:
-            if board[_BAR]:
-                if enters:
-                    moved = True
-                    hit = _move(board, _BAR, value)
-                    path.append(_BAR)
-                    search(0, _BAR, outside)
-                    path.pop()
-                    _unmove(board, _BAR, value, hit)
-            else:
-                for at in range(first, count):
-                    distance = opens[at]
-                    if board[distance] > 0:
-                        moved = True
-                        hit = _move(board, distance, value)
-                        path.append(distance)
-                        search(at, distance, outside - (distance > 6 and distance - value <= 6))
-                        path.pop()
-                        _unmove(board, distance, value, hit)
-                if not outside:
-                    for distance in _bear_offs(board, value, loose, top):
-                        moved = True
-                        _move(board, distance, value)
-                        path.append(distance)
-                        search(count, distance, 0)
-                        path.pop()
-                        _unmove(board, distance, value, False)
-        if moved or len(path) < deepest:
+        depth = len(steps)
+        if depth == limit:
+            distances = []
+        elif board[_BAR]:
+            distances = [_BAR] if enters else []
+        else:
+            distances = [d for d in opens[first:] if board[d] > 0]
+            if not outside:
+                distances += _bear_offs(board, value, loose, top)
+        if not distances:  # as far as this line goes
+            if depth >= deepest:
+                if depth > deepest:
+                    deepest, found = depth, {}
+                found.setdefault(tuple(board), tuple(steps))
             return
-        if len(path) > deepest:
-            deepest, found = len(path), {}
-        position = tuple(board)
-        if position not in found:
-            found[position] = tuple(zip(indices, [source_point[d] for d in path], strict=False))
+        index = indices[depth]
+        if depth + 1 < limit:
+            for distance in distances:
+                hit = _move(board, distance, value)
+                steps.append((index, source_point[distance]))
+                search(after[distance], distance, outside - (distance > 6 and distance - value <= 6))
+                steps.pop()
+                _unmove(board, distance, value, hit)
+            return
+        # The last die: each move ends a play of `limit` moves.
+        if deepest < limit:
+            deepest, found = limit, {}
+        for distance in distances:
+            position = _position_after(board, distance, value)
+            if position not in found:
+                found[position] = (*steps, (index, source_point[distance]))
 
     search(0, _BAR, _outside(board))
     return found if deepest else {}
