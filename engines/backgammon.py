@@ -122,6 +122,8 @@ class BackgammonState(msgspec.Struct, frozen=True, kw_only=True):
             return dice
         if len(dice) == 4:
             return dice[len(played) :]  # a double: every die shows the same
+        if len(dice) == 2 and len(played) == 1:
+            return (dice[1 - played[0]],)
         return tuple([value for index, value in enumerate(dice) if index not in played])
 
 
@@ -561,7 +563,7 @@ def _moves_playing(state: BackgammonState, dice: tuple[int, ...], need: int) -> 
 
 def legal_moves(state: BackgammonState, seat: int) -> list[tuple[int, int | None]]:
     """The (die_index, source) moves `seat` may make now (none if it is not its move)."""
-    if state.over or not state.dice or state.side != seat:
+    if state.ended or state.winner >= 0 or not state.dice or state.side != seat:
         return []
     remaining = state.remaining
     total, firsts, _ = _analysis(state.points, state.bar, state.off, seat, remaining, state.options.rules)
