@@ -31,7 +31,7 @@ from matchlog.events import (
     Seat,
 )
 
-from .backgammon_oracle import all_plays
+from .backgammon_oracle import all_plays, plays_of_length
 
 
 def board(first: dict[int, int] | None = None, second: dict[int, int] | None = None) -> tuple[int, ...]:
@@ -488,3 +488,19 @@ def test_pygammon_rules_count_as_pygammon_does(example):
     assert ENGINE.apply(state, DiceRolled(seat=state.side, dice=(a, b))).max_moves == theirs
     best, _, _ = all_plays((state.points, state.bar, state.off), state.side, dice, "pygammon")
     assert theirs <= best
+
+
+@settings(max_examples=300)
+@given(nearly_home())
+def test_under_pygammons_count_a_turn_is_any_play_of_that_many_moves(example):
+    """Where pygammon asks for fewer moves than the dice allow, every play of that many is legal:
+    plays() and the legal moves are the oracle's, for exactly the count asked."""
+    state, (a, b) = example
+    rolled = ENGINE.apply(state, DiceRolled(seat=state.side, dice=(a, b)))
+    assume(rolled.dice and rolled.side == state.side)
+    position = (rolled.points, rolled.bar, rolled.off)
+    finals, firsts = plays_of_length(position, rolled.side, rolled.dice, "pygammon", rolled.max_moves)
+    generated = plays(rolled)
+    assert {(p.points, p.bar, p.off) for p in generated} == finals and len(generated) == len(finals)
+    assert all(len(p.moves) == rolled.max_moves for p in generated)
+    assert moves(rolled) == firsts
