@@ -3,7 +3,8 @@
 Every roll, the opening roll included, is an event the referee draws; a turn is up to four
 `CheckerMoved` events, one die and one checker each, as in pygammon's protocol. The engine knows
 the whole set of legal plays of a turn, so it can refuse a move that would leave dice unplayed
-(standard rules) or let it through as pygammon does (`rules="pygammon"`).
+(standard rules) or let it through as pygammon does (`rules="pygammon"`, where a turn also asks for
+as many moves as pygammon's own greedy count, which can fall short of what the dice allow).
 
 The board uses pygammon's indexing: points 0..23 from the bottom right to the bottom left, then top
 left to top right. FIRST moves 23 -> 0 (home 0..5, enters from the bar onto 24 - die); SECOND moves
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import random
 from functools import lru_cache
+from operator import neg
 from typing import Literal
 
 import msgspec
@@ -83,8 +85,9 @@ class BackgammonRule:
 
 class BackgammonOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """`rules`: "standard", or "pygammon" (any higher die bears off any home checker; the larger-die
-    rule and the use-both-dice rule are not checked move by move). `move_by_turn_rolls`: the starting
-    side plays the opening roll (pygammon's run() argument of that name)."""
+    rule and the use-both-dice rule are not checked move by move; a turn asks for as many moves as
+    pygammon 0.0.3 counts). `move_by_turn_rolls`: the starting side plays the opening roll
+    (pygammon's run() argument of that name)."""
 
     rules: Literal["standard", "pygammon"] = "standard"
     move_by_turn_rolls: bool = False
@@ -115,18 +118,29 @@ class BackgammonState(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def remaining(self) -> tuple[int, ...]:
         """The values of the dice not yet played this turn."""
-        if not self.played:
-            return self.dice
-        return tuple([value for index, value in enumerate(self.dice) if index not in self.played])
+        played, dice = self.played, self.dice
+        if not played:
+            return dice
+        if len(dice) == 4:
+            return dice[len(played) :]  # a double: every die shows the same
+        if len(dice) == 2 and len(played) == 1:
+            return (dice[1 - played[0]],)
+        return tuple([value for index, value in enumerate(dice) if index not in played])
 
+
+_OPENING, _ROLL = Turn(CHANCE, "opening"), Turn(CHANCE, "roll")
+_MOVES = (Turn(FIRST, "move"), Turn(SECOND, "move"))
 
 #: The opening roll: one die each, never equal (as pygammon draws them); then two dice a turn.
 _OPENINGS = tuple(OpeningRolled(first=a, second=b) for a in range(1, 7) for b in range(1, 7) if a != b)
 _ROLLS = tuple(tuple(DiceRolled(seat=side, dice=(a, b)) for a in range(1, 7) for b in range(1, 7)) for side in (0, 1))
 
 
-class Play(msgspec.Struct, frozen=True):
+class Play(msgspec.Struct, frozen=True, gc=False):
     """A whole turn: its moves as (die_index, source) and the position they lead to."""
+
+    # gc=False: a play holds tuples of ints only, so it is never part of a cycle, and players
+    # make tens of thousands a second.
 
     moves: tuple[tuple[int, int | None], ...]
     points: tuple[int, ...]
@@ -134,7 +148,20 @@ class Play(msgspec.Struct, frozen=True):
     off: tuple[int, int]
 
 
-# -- the mover's coordinates -----------------------------------------------------------------
+# -- the mover's board ------------------------------------------------------------------------
+#
+# Plays are searched on one flat list of ints seen from the mover's side, changed in place and
+# changed back (never copied while searching): index 0 holds the mover's borne-off checkers,
+# 1..24 the points by distance from bearing off (+n the mover's checkers, -n the opponent's),
+# 25 the mover's bar and 26 the opponent's. A tuple of that list names a position, so plays that
+# reach the same position are found equal as they are generated.
+
+_OFF, _THEIR_BAR = 0, 26
+#: The board index a distance moves from, per side (None: the bar), as pygammon's moves name it.
+_SOURCE_POINT: tuple[tuple[int | None, ...], tuple[int | None, ...]] = (
+    (None, *range(24), None),
+    (None, *range(23, -1, -1), None),
+)
 
 
 def _point_of(side: int, distance: int) -> int:
@@ -152,76 +179,93 @@ def _perspective(points: tuple[int, ...], bar: tuple[int, int], off: tuple[int, 
     return mine, theirs
 
 
-def _absolute(mine: list[int], theirs: list[int], side: int, off_other: int):
-    ordered = [a - b for a, b in zip(mine[1:25], theirs[1:25], strict=True)]
-    points = tuple(ordered) if side == FIRST else tuple(-value for value in reversed(ordered))
+def _board(points: tuple[int, ...], bar: tuple[int, int], off: tuple[int, int], side: int) -> list[int]:
+    """The mover's board (see above) of a position."""
     if side == FIRST:
-        return points, (mine[_BAR], theirs[0]), (mine[0], off_other)
-    return points, (theirs[0], mine[_BAR]), (off_other, mine[0])
+        return [off[0], *points, bar[0], bar[1]]
+    return [off[1], *map(neg, reversed(points)), bar[1], bar[0]]
 
 
-def _sources(mine: list[int], theirs: list[int], value: int, loose: bool) -> list[int]:
-    """Distances a checker may move from with `value`: the bar first, bearing off by the rules."""
-    if mine[_BAR]:
-        return [_BAR] if theirs[_BAR - value] < 2 else []
-    found = []
+def _sources(board: list[int], value: int, loose: bool, top: int = _BAR) -> list[int]:
+    """Distances, highest first and none above `top`, a checker may move `value` from: the bar
+    first; bearing off exactly, or with a higher die from the highest point (`loose`: from any)."""
+    if board[_BAR]:
+        return [_BAR] if board[_BAR - value] > -2 else []
     highest = 24
-    while highest and not mine[highest]:
+    while highest and board[highest] <= 0:
         highest -= 1
-    all_home = highest <= 6
-    for distance in range(highest, 0, -1):
-        if not mine[distance]:
-            continue
-        target = distance - value
-        if target >= 1:
-            if theirs[target] < 2:
-                found.append(distance)
-        # Bearing off: everything home; exactly, or (standard) a higher die from the highest point.
-        elif all_home and (loose or target == 0 or distance == highest):
-            found.append(distance)
+    found = [d for d in range(highest if highest < top else top, value, -1) if board[d] > 0 and board[d - value] > -2]
+    if highest <= 6 and highest:  # every checker home: bearing off
+        if loose:
+            found.extend(d for d in range(min(value, highest, top), 0, -1) if board[d] > 0)
+        elif value > highest:
+            if highest <= top:
+                found.append(highest)
+        elif board[value] > 0 and value <= top:
+            found.append(value)
     return found
 
 
-def _playable(mine: list[int], theirs: list[int], value: int, loose: bool) -> bool:
+def _playable(board: list[int], value: int, loose: bool) -> bool:
     """Whether any checker can move `value` (what `_sources` finds, without listing it)."""
-    if mine[_BAR]:
-        return theirs[_BAR - value] < 2
+    if board[_BAR]:
+        return board[_BAR - value] > -2
     highest = 24
-    while highest and not mine[highest]:
+    while highest and board[highest] <= 0:
         highest -= 1
     if not highest:
         return False
     # Bearing off: exactly, or a higher die from the highest point (pygammon: from any point below it).
-    if highest <= 6 and (mine[value] or highest <= value or (loose and any(mine[1:value]))):
+    if highest <= 6 and (board[value] > 0 or highest < value or (loose and any(n > 0 for n in board[1:value]))):
         return True
-    return any(mine[d] and theirs[d - value] < 2 for d in range(highest, value, -1))
+    return any(board[d] > 0 and board[d - value] > -2 for d in range(highest, value, -1))
 
 
-def _move(mine: list[int], theirs: list[int], distance: int, value: int) -> bool:
+def _move(board: list[int], distance: int, value: int) -> bool:
     """Move one checker in place; returns whether it hit a blot."""
-    mine[distance] -= 1
+    board[distance] -= 1
     target = distance - value
     if target <= 0:
-        mine[0] += 1
+        board[_OFF] += 1
         return False
-    hit = theirs[target] == 1
-    if hit:
-        theirs[target] = 0
-        theirs[0] += 1
-    mine[target] += 1
-    return hit
+    if board[target] == -1:
+        board[target] = 1
+        board[_THEIR_BAR] += 1
+        return True
+    board[target] += 1
+    return False
 
 
-def _unmove(mine: list[int], theirs: list[int], distance: int, value: int, hit: bool) -> None:
+def _unmove(board: list[int], distance: int, value: int, hit: bool) -> None:
     target = distance - value
     if target <= 0:
-        mine[0] -= 1
+        board[_OFF] -= 1
+    elif hit:
+        board[target] = -1
+        board[_THEIR_BAR] -= 1
     else:
-        mine[target] -= 1
-        if hit:
-            theirs[target] = 1
-            theirs[0] -= 1
-    mine[distance] += 1
+        board[target] -= 1
+    board[distance] += 1
+
+
+def _position_after(board: list[int], distance: int, value: int) -> tuple[int, ...]:
+    """The position one more move leads to, as a tuple; `board` is left as it was."""
+    target = distance - value
+    board[distance] -= 1
+    if target <= 0:
+        board[_OFF] += 1
+        position = tuple(board)
+        board[_OFF] -= 1
+    elif board[target] == -1:
+        board[target], board[_THEIR_BAR] = 1, board[_THEIR_BAR] + 1
+        position = tuple(board)
+        board[target], board[_THEIR_BAR] = -1, board[_THEIR_BAR] - 1
+    else:
+        board[target] += 1
+        position = tuple(board)
+        board[target] -= 1
+    board[distance] += 1
+    return position
 
 
 def _distinct(values: tuple[int, ...]) -> list[tuple[int, tuple[int, ...]]]:
@@ -233,16 +277,16 @@ def _distinct(values: tuple[int, ...]) -> list[tuple[int, tuple[int, ...]]]:
     return seen
 
 
-def _max_depth(mine: list[int], theirs: list[int], dice: tuple[int, ...], loose: bool) -> int:
-    """How many of `dice` can be played from here (stops early once all can)."""
+def _max_depth(board: list[int], dice: tuple[int, ...], loose: bool) -> int:
+    """How many of `dice` can be played from here, in any order (stops early once all can)."""
     if len(dice) <= 1:
-        return 1 if dice and _playable(mine, theirs, dice[0], loose) else 0
+        return 1 if dice and _playable(board, dice[0], loose) else 0
     best = 0
     for value, rest in _distinct(dice):
-        for distance in _sources(mine, theirs, value, loose):
-            hit = _move(mine, theirs, distance, value)
-            depth = 1 + _max_depth(mine, theirs, rest, loose)
-            _unmove(mine, theirs, distance, value, hit)
+        for distance in _sources(board, value, loose):
+            hit = _move(board, distance, value)
+            depth = 1 + _max_depth(board, rest, loose)
+            _unmove(board, distance, value, hit)
             if depth > best:
                 best = depth
                 if best == len(dice):
@@ -250,104 +294,341 @@ def _max_depth(mine: list[int], theirs: list[int], dice: tuple[int, ...], loose:
     return best
 
 
+# Doubles: any order of one die value's moves can be replayed highest source first (blocks never
+# move, checkers only move homeward, and a bear-off's conditions only get easier), so searching
+# sources in non-increasing order finds every position once per order that reaches it, not once
+# per permutation.
+
+
+def _double_depth(board: list[int], value: int, dice: int, top: int, loose: bool) -> int:
+    """How many of `dice` moves of `value` can be played from here, sources at most `top`."""
+    best = 0
+    for distance in _sources(board, value, loose, top):
+        if dice == 1:
+            return 1
+        hit = _move(board, distance, value)
+        depth = 1 + _double_depth(board, value, dice - 1, distance, loose)
+        _unmove(board, distance, value, hit)
+        if depth > best:
+            best = depth
+            if best == dice:
+                break
+    return best
+
+
+def _then_playable(board: list[int], distance: int, value: int, other: int, others: list[int], loose: bool) -> bool:
+    """Whether `other` can still be played after moving `value` from `distance`, where `others`
+    are the sources of `other` before it."""
+    # Another checker that could move `other` before still can: nothing it needed has changed.
+    for source in others:
+        if source != distance or board[distance] > 1:
+            return True
+    hit = _move(board, distance, value)
+    playable = _playable(board, other, loose)
+    _unmove(board, distance, value, hit)
+    return playable
+
+
+_NOTHING: frozenset[tuple[int, int]] = frozenset()
+
+
 @lru_cache(maxsize=8192)
 def _analysis(
     points: tuple[int, ...], bar: tuple[int, int], off: tuple[int, int], side: int, dice: tuple[int, ...], rules: str
-) -> tuple[int, frozenset[tuple[int, int]], frozenset[tuple[int, int]]]:
+) -> tuple[int, tuple[tuple[int, int], ...], frozenset[tuple[int, int]]]:
     """For the remaining `dice`: how many can be played, the (value, distance) first moves of the
-    plays that use that many, and those among them the larger-die rule takes away."""
+    plays that use that many (sorted), and those the larger-die rule takes away."""
     loose = rules == "pygammon"
-    mine, theirs = _perspective(points, bar, off, side)
-    # Each first move, with how many dice can be played after it: the best of those is the total.
-    total = 0
-    firsts: set[tuple[int, int]] = set()
-    for value, rest in _distinct(dice):
-        for distance in _sources(mine, theirs, value, loose):
-            hit = _move(mine, theirs, distance, value)
-            depth = 1 + _max_depth(mine, theirs, rest, loose)
-            _unmove(mine, theirs, distance, value, hit)
-            if depth > total:
-                total, firsts = depth, set()
-            if depth == total:
-                firsts.add((value, distance))
-    if total == 0:
-        return 0, frozenset(), frozenset()
-    barred: set[tuple[int, int]] = set()
-    # If either die can be played but not both, the larger one must be.
-    if not loose and total == 1 and len(dice) == 2 and dice[0] != dice[1]:
-        larger = max(dice)
-        if any(value == larger for value, _ in firsts):
-            barred = {move for move in firsts if move[0] != larger}
-    return total, frozenset(firsts - barred), frozenset(barred)
+    board = _board(points, bar, off, side)
+    value = dice[0]
+    if len(dice) == 1:
+        firsts = [(value, d) for d in _sources(board, value, loose)]
+        firsts.reverse()
+        return (1 if firsts else 0), tuple(firsts), _NOTHING
+    if dice[1] != value:
+        other = dice[1]
+        mine, others = _sources(board, value, loose), _sources(board, other, loose)
+        both = [(value, d) for d in mine if _then_playable(board, d, value, other, others, loose)]
+        both += [(other, d) for d in others if _then_playable(board, d, other, value, mine, loose)]
+        if both:
+            return 2, tuple(sorted(both)), _NOTHING
+        singles = [(value, d) for d in mine] + [(other, d) for d in others]
+        if not singles:
+            return 0, (), _NOTHING
+        # If either die can be played but not both, the larger one must be.
+        larger = max(value, other)
+        if loose or not (mine if value == larger else others):
+            return 1, tuple(sorted(singles)), _NOTHING
+        return 1, tuple(sorted(m for m in singles if m[0] == larger)), frozenset(m for m in singles if m[0] != larger)
+    # What is left of a double: each first move, and how many can follow it.
+    total, firsts = 0, []
+    for distance in _sources(board, value, loose):
+        hit = _move(board, distance, value)
+        depth = 1 + _double_depth(board, value, len(dice) - 1, _BAR, loose)
+        _unmove(board, distance, value, hit)
+        if depth > total:
+            total, firsts = depth, [(value, distance)]
+        elif depth == total:
+            firsts.append((value, distance))
+    firsts.reverse()
+    return total, tuple(firsts), _NOTHING
 
 
-def _generate(
-    points: tuple[int, ...], bar: tuple[int, int], off: tuple[int, int], side: int, dice: tuple[int, ...], rules: str
-) -> list[tuple[tuple[tuple[int, int], ...], tuple]]:
-    """Every distinct position a whole legal play reaches, with one (value, distance) sequence to it."""
-    loose = rules == "pygammon"
-    mine, theirs = _perspective(points, bar, off, side)
-    total, firsts, _ = _analysis(points, bar, off, side, dice, rules)
-    if total == 0:
-        return []
-    found: dict[tuple, tuple[tuple[int, int], ...]] = {}
-    visited: set[tuple] = set()
+def _opens(board: list[int], value: int) -> list[int]:
+    """Distances, highest first, from which `value` lands on the board on a point the opponent
+    does not hold. It stays so while the mover plays: its moves never make the opponent a point."""
+    return [d for d in range(24, value, -1) if board[d - value] > -2]
 
-    def search(remaining: tuple[int, ...], moves: tuple[tuple[int, int], ...]) -> None:
-        if len(moves) == total:
-            found.setdefault((tuple(mine), tuple(theirs)), moves)
+
+def _outside(board: list[int]) -> int:
+    """How many of the mover's checkers are not home yet (the bar included)."""
+    return sum(n for n in board[7:26] if n > 0)
+
+
+def _bear_offs(board: list[int], value: int, loose: bool, top: int = _BAR) -> list[int]:
+    """Distances, highest first and none above `top`, a checker bears off from with `value` when
+    every checker is home: exactly, or a higher die from the highest point (`loose`: from any)."""
+    if loose:
+        return [d for d in range(min(value, top), 0, -1) if board[d] > 0]
+    if board[value] > 0:
+        return [value] if value <= top else []
+    for distance in range(6, value, -1):
+        if board[distance] > 0:
+            return []  # a checker farther back: only an exact die bears off
+    for distance in range(value - 1, 0, -1):
+        if board[distance] > 0:
+            return [distance] if distance <= top else []
+    return []
+
+
+def _sources_from(board: list[int], value: int, opens: list[int], outside: int, loose: bool) -> list[int]:
+    """What `_sources` finds, from `value`'s `_opens` and the count of checkers not home."""
+    if board[_BAR]:
+        return [_BAR] if board[_BAR - value] > -2 else []
+    found = [d for d in opens if board[d] > 0]
+    if not outside:
+        found += _bear_offs(board, value, loose)
+    return found
+
+
+def _plays_of_two(
+    board: list[int], dice: tuple[int, int], indices: tuple[int, int], side: int, loose: bool, limit: int
+) -> dict[tuple[int, ...], tuple[tuple[int, int | None], ...]]:
+    """The distinct positions two different dice reach, each with its first-found moves; single
+    moves when both cannot be played (or `limit` is 1)."""
+    source_point = _SOURCE_POINT[side]
+    found: dict[tuple[int, ...], tuple[tuple[int, int | None], ...]] = {}
+    (a, b), (index_a, index_b) = dice, indices
+    opens_a, opens_b = _opens(board, a), _opens(board, b)
+    outside = _outside(board)
+    if limit > 1:
+        # `a` first, then `b`.
+        for distance in _sources_from(board, a, opens_a, outside, loose):
+            hit = _move(board, distance, a)
+            left = outside - (distance > 6 and distance - a <= 6)
+            for second in _sources_from(board, b, opens_b, left, loose):
+                position = _position_after(board, second, b)
+                if position not in found:
+                    found[position] = ((index_a, source_point[distance]), (index_b, source_point[second]))
+            _unmove(board, distance, a, hit)
+        # `b` first, then `a`. With nobody on the bar, two moves on the board that `a` could start
+        # with were found above in the other order: only the checker `b` moved can add a new `a`
+        # move on the board, and bearing off the rest.
+        entering = board[_BAR] > 0
+        commuting = {d for d in opens_a if board[d] > 0}
+        for distance in _sources_from(board, b, opens_b, outside, loose):
+            hit = _move(board, distance, b)
+            target = distance - b
+            left = outside - (distance > 6 and target <= 6)
+            if entering or target < 1:
+                seconds = _sources_from(board, a, opens_a, left, loose)
+            elif left:
+                seconds = [target] if target > a and board[target - a] > -2 and target not in commuting else []
+            else:
+                seconds = [d for d in _sources_from(board, a, opens_a, left, loose) if d not in commuting]
+            for second in seconds:
+                position = _position_after(board, second, a)
+                if position not in found:
+                    found[position] = ((index_b, source_point[distance]), (index_a, source_point[second]))
+            _unmove(board, distance, b, hit)
+        if found:
+            return found
+    singles = [(a, index_a, _sources(board, a, loose)), (b, index_b, _sources(board, b, loose))]
+    if not loose and limit > 1:
+        # Only one die can be played: the larger one, if it can.
+        larger = max(singles, key=lambda single: single[0])
+        if larger[2]:
+            singles = [larger]
+    for value, index, distances in singles:
+        for distance in distances:
+            found.setdefault(_position_after(board, distance, value), ((index, source_point[distance]),))
+    return found
+
+
+def _plays_of_one_value(
+    board: list[int], value: int, indices: tuple[int, ...], side: int, loose: bool, limit: int
+) -> dict[tuple[int, ...], tuple[tuple[int, int | None], ...]]:
+    """The distinct positions the most moves (at most `limit`) of one die value reach, each with
+    the moves that first reached it (sources never rising: see `_double_depth`)."""
+    source_point = _SOURCE_POINT[side]
+    found: dict[tuple[int, ...], tuple[tuple[int, int | None], ...]] = {}
+    opens = _opens(board, value)
+    count = len(opens)
+    after = [count] * 26  # where in `opens` the sources after a move from each distance begin
+    for at, distance in enumerate(opens):
+        after[distance] = at
+    after[_BAR] = 0
+    enters = board[_BAR - value] > -2
+    steps: list[tuple[int, int | None]] = []
+    deepest = 0
+
+    def search(first: int, top: int, outside: int) -> None:
+        """Extend `steps` from opens[first:], then bearing off from at most `top`."""
+        nonlocal found, deepest
+        depth = len(steps)
+        if depth == limit:
+            distances = []
+        elif board[_BAR]:
+            distances = [_BAR] if enters else []
+        else:
+            distances = [d for d in opens[first:] if board[d] > 0]
+            if not outside:
+                distances += _bear_offs(board, value, loose, top)
+        if not distances:  # as far as this line goes
+            if depth >= deepest:
+                if depth > deepest:
+                    deepest, found = depth, {}
+                found.setdefault(tuple(board), tuple(steps))
             return
-        key = (tuple(mine), tuple(theirs), remaining)
-        if key in visited:
+        index = indices[depth]
+        if depth + 1 < limit:
+            for distance in distances:
+                hit = _move(board, distance, value)
+                steps.append((index, source_point[distance]))
+                search(after[distance], distance, outside - (distance > 6 and distance - value <= 6))
+                steps.pop()
+                _unmove(board, distance, value, hit)
             return
-        visited.add(key)
-        for value, rest in _distinct(remaining):
-            for distance in _sources(mine, theirs, value, loose):
-                if not moves and (value, distance) not in firsts:
-                    continue  # a first move that cannot lead to a full play (or the larger-die rule bars it)
-                hit = _move(mine, theirs, distance, value)
-                if len(moves) + 1 + _max_depth(mine, theirs, rest, loose) == total:
-                    search(rest, (*moves, (value, distance)))
-                _unmove(mine, theirs, distance, value, hit)
+        # The last die: each move ends a play of `limit` moves.
+        if deepest < limit:
+            deepest, found = limit, {}
+        for distance in distances:
+            position = _position_after(board, distance, value)
+            if position not in found:
+                found[position] = (*steps, (index, source_point[distance]))
 
-    search(dice, ())
-    other = off[1 - side]
-    return [(moves, _absolute(list(position[0]), list(position[1]), side, other)) for position, moves in found.items()]
+    search(0, _BAR, _outside(board))
+    return found if deepest else {}
 
 
 def plays(state: BackgammonState) -> list[Play]:
     """Every legal whole play of the side to move from here, one per distinct resulting position."""
     if state.over or not state.dice:
         return []
-    result = []
-    free = [index for index in range(len(state.dice)) if index not in state.played]
-    for moves, (points, bar, off) in _generate(
-        state.points, state.bar, state.off, state.side, state.remaining, state.options.rules
-    ):
-        unused = list(free)
-        protocol_moves = []
-        for value, distance in moves:
-            index = next(i for i in unused if state.dice[i] == value)
-            unused.remove(index)
-            protocol_moves.append((index, None if distance == _BAR else _point_of(state.side, distance)))
-        result.append(Play(tuple(protocol_moves), points, bar, off))
-    return result
+    side = state.side
+    indices = tuple(index for index in range(len(state.dice)) if index not in state.played)
+    values = tuple(state.dice[index] for index in indices)
+    loose = state.options.rules == "pygammon"
+    # pygammon's count may ask for fewer dice than can be played; standard rules play the most.
+    need = state.max_moves - len(state.played) if loose else len(values)
+    if need <= 0:
+        return []
+    board = _board(state.points, state.bar, state.off, side)
+    if len(values) == 2 and values[0] != values[1]:
+        found = _plays_of_two(board, values, indices, side, loose, need)  # type: ignore[arg-type]
+    else:
+        found = _plays_of_one_value(board, values[0], indices, side, loose, need)
+    if loose and found and len(next(iter(found.values()))) < need:
+        return []  # an earlier move left the turn unfinishable: only undo helps
+    other = state.off[1 - side]
+    if side == FIRST:
+        return [Play(moves, key[1:25], (key[25], key[26]), (key[0], other)) for key, moves in found.items()]
+    return [
+        Play(moves, tuple(map(neg, key[24:0:-1])), (key[26], key[25]), (other, key[0])) for key, moves in found.items()
+    ]
+
+
+def _moves_playing(state: BackgammonState, dice: tuple[int, ...], need: int) -> tuple[tuple[int, int], ...]:
+    """The (value, distance) moves after which `need` - 1 more dice can be played."""
+    loose = state.options.rules == "pygammon"
+    board = _board(state.points, state.bar, state.off, state.side)
+    found = []
+    for value, rest in _distinct(dice):
+        for distance in _sources(board, value, loose):
+            hit = _move(board, distance, value)
+            if 1 + _max_depth(board, rest, loose) >= need:
+                found.append((value, distance))
+            _unmove(board, distance, value, hit)
+    return tuple(sorted(found))
 
 
 def legal_moves(state: BackgammonState, seat: int) -> list[tuple[int, int | None]]:
     """The (die_index, source) moves `seat` may make now (none if it is not its move)."""
-    if state.over or not state.dice or state.side != seat:
+    if state.ended or state.winner >= 0 or not state.dice or state.side != seat:
         return []
-    total, firsts, _ = _analysis(state.points, state.bar, state.off, seat, state.remaining, state.options.rules)
-    if total + len(state.played) < state.max_moves:
+    remaining = state.remaining
+    total, firsts, _ = _analysis(state.points, state.bar, state.off, seat, remaining, state.options.rules)
+    dice, played = state.dice, state.played
+    need = state.max_moves - len(played)
+    if total < need:
         return []  # (pygammon rules) an earlier move left the turn unfinishable: only undo helps
-    index_of: dict[int, int] = {}  # each value's first unplayed die
-    for index, value in enumerate(state.dice):
-        if index not in state.played:
-            index_of.setdefault(value, index)
-    return [
-        (index_of[value], None if distance == _BAR else _point_of(seat, distance)) for value, distance in sorted(firsts)
-    ]
+    if total > need:
+        firsts = _moves_playing(state, remaining, need)  # pygammon's count asked for fewer dice
+    source_point = _SOURCE_POINT[seat]
+    if len(remaining) == 2 and remaining[0] != remaining[1]:
+        first = dice[0]
+        return [(0 if value == first else 1, source_point[distance]) for value, distance in firsts]
+    index = next(i for i in range(len(dice)) if i not in played)  # one value left: its first unplayed die
+    return [(index, source_point[distance]) for _, distance in firsts]
+
+
+class _AllDicePlayed(Exception):
+    """pygammon's MaxMovesFound: some line of its search played every die."""
+
+
+def _pygammon_count(
+    points: tuple[int, ...], bar: tuple[int, int], off: tuple[int, int], side: int, dice: tuple[int, ...]
+) -> int:
+    """How many moves pygammon 0.0.3 asks for this roll (its `Game.get_max_move_count`).
+
+    Its search is greedy: at each level it plays, on one copy of the game, each unplayed die in turn
+    with the first checker (in board order) that can move it, counts from there, and keeps the
+    moves made for the next die. So it can miss a play of more dice that starts otherwise; a roll
+    it finds a way to play in full counts every die.
+    """
+    order = range(1, 25) if side == FIRST else range(24, 0, -1)  # board points 0..23
+    try:
+        return _pygammon_level(_board(points, bar, off, side), dice, frozenset(), order)
+    except _AllDicePlayed:
+        return len(dice)
+
+
+def _pygammon_level(board: list[int], dice: tuple[int, ...], played: frozenset[int], order: range) -> int:
+    if len(played) == len(dice):
+        raise _AllDicePlayed
+    game = board.copy()  # one copy per level, changed by each move found for the next die
+    best = 0
+    for index, value in enumerate(dice):
+        if index in played:
+            continue
+        sources = (_BAR,) if game[_BAR] else order
+        source = next((d for d in sources if _pygammon_allows(game, d, value)), None)
+        if source is None:
+            continue
+        _move(game, source, value)
+        played = played | {index}
+        best = max(best, 1 if game[_OFF] == CHECKERS else 1 + _pygammon_level(game, dice, played, order))
+    return best
+
+
+def _pygammon_allows(board: list[int], distance: int, value: int) -> bool:
+    """pygammon's check of one move: any home checker bears off with an exact or higher die."""
+    if board[distance] <= 0:
+        return False
+    target = distance - value
+    if target >= 1:
+        return board[target] > -2
+    return not any(n > 0 for n in board[7:26])
 
 
 def pips(state: BackgammonState, side: int) -> int:
@@ -368,6 +649,7 @@ class Backgammon:
         hidden=False,
         options=BackgammonOptions,
         state=BackgammonState,
+        version=2,  # 2: rules="pygammon" asks for pygammon's own count of moves
     )
 
     # -- building and folding ----------------------------------------------------------------
@@ -425,13 +707,13 @@ class Backgammon:
     # -- reading a state ---------------------------------------------------------------------
 
     def to_act(self, state: BackgammonState) -> Turn | None:
-        if state.over:
+        if state.ended or state.winner >= 0:
             return None
         if state.side < 0:
-            return Turn(CHANCE, "opening")
+            return _OPENING
         if not state.dice:
-            return Turn(CHANCE, "roll")
-        return Turn(state.side, "move")
+            return _ROLL
+        return _MOVES[state.side]
 
     def chance(self, state: BackgammonState, rng: random.Random) -> Event:
         return rng.choice(self.chance_outcomes(state))
@@ -492,6 +774,13 @@ class Backgammon:
                 BackgammonRule.DIE_INDEX_INVALID, f"die index {index} is not an unplayed die of {state.dice}"
             )
         value = state.dice[index]
+        standard = state.options.rules == "standard"
+        if standard:
+            # A move that starts a play of as many dice as the roll allows is allowed.
+            distance = _BAR if source is None else 24 - source if seat == SECOND else source + 1
+            _, firsts, barred = _analysis(state.points, state.bar, state.off, seat, state.remaining, "standard")
+            if (value, distance) in firsts:
+                return
         # A checker on the bar must enter before any other moves.
         if state.bar[seat]:
             if source is not None:
@@ -516,21 +805,17 @@ class Backgammon:
             if state.points[landing] * (1 if seat == FIRST else -1) <= -2:
                 raise IllegalAction(BackgammonRule.DESTINATION_OCCUPIED, f"point {landing} is blocked")
         else:
-            mine, theirs = _perspective(state.points, state.bar, state.off, seat)
-            loose = state.options.rules == "pygammon"
-            if distance not in _sources(mine, theirs, value, loose):
+            board = _board(state.points, state.bar, state.off, seat)
+            if distance not in _sources(board, value, state.options.rules == "pygammon"):
                 why = (
-                    "not all checkers are home"
-                    if any(mine[d] for d in range(7, 26))
-                    else "a checker stands farther back"
+                    "not all checkers are home" if any(n > 0 for n in board[7:26]) else "a checker stands farther back"
                 )
                 raise IllegalAction(
                     BackgammonRule.DESTINATION_OUT_OF_BOARD, f"cannot bear off from point {source}: {why}"
                 )
-        if state.options.rules == "pygammon":
+        if not standard:
             return  # pygammon lets any single valid move through; the turn's count still holds
         # Standard rules: play as many dice as the roll allows, the larger one if only one can be played.
-        _, firsts, barred = _analysis(state.points, state.bar, state.off, seat, state.remaining, state.options.rules)
         if (value, distance) in barred:
             raise IllegalAction(
                 BackgammonRule.LARGER_DIE_REQUIRED,
@@ -543,12 +828,11 @@ class Backgammon:
             )
 
     def _turn_of(self, state: BackgammonState, seat: int) -> None:
-        turn = self.to_act(state)
         # Disallow moves once the game is over.
-        if turn is None:
+        if state.ended or state.winner >= 0:
             raise IllegalAction(Rule.MATCH_OVER, "the match is over")
         # Disallow moves out of turn, and before the dice are rolled.
-        if turn.seat != seat:
+        if state.side != seat or not state.dice:
             raise IllegalAction(Rule.NOT_YOUR_TURN, f"it is not seat {seat}'s turn to move")
 
     def outcome(self, state: BackgammonState) -> Outcome | None:
@@ -650,7 +934,10 @@ class Backgammon:
 
 
 def _begin_turn(state: BackgammonState, side: int, dice: tuple[int, ...]) -> BackgammonState:
-    total, _, _ = _analysis(state.points, state.bar, state.off, side, dice, state.options.rules)
+    if state.options.rules == "pygammon":
+        total = _pygammon_count(state.points, state.bar, state.off, side, dice)  # its count, bug for bug
+    else:
+        total, _, _ = _analysis(state.points, state.bar, state.off, side, dice, state.options.rules)
     started = msgspec.structs.replace(state, side=side, dice=dice, played=(), max_moves=total, turns=state.turns + 1)
     # No move at all: the turn passes at once.
     return _pass_turn(started) if total == 0 else started

@@ -8,10 +8,12 @@ the move that completes a turn not undoable, no input asked when no move is poss
 recorded: every roll, move, rejection and undo is an event in the log, which `run`'s keyword
 arguments choose (by default `$MATCHLOG_DB` or `matches.duckdb`).
 
-What differs from pygammon, on purpose (../shared/RULES.md): standard rules by default
-(`rules="pygammon"` restores its looser bear-off and the missing larger-die rule); the number of
-dice a turn must play is computed exactly; a negative die or point index is refused rather than
-read from the end; and malformed input gets an INVALID_MOVE answer instead of crashing the game.
+What differs from pygammon, on purpose: standard rules by default, under which the number of dice
+a turn must play is computed exactly (`rules="pygammon"` restores its looser bear-off, the missing
+larger-die rule and its own count of the moves a turn asks for, shortfalls included, so a client
+that trusts that count meets exactly the turns pygammon gives it); a negative die or point index is
+refused rather than read from the end; and malformed input gets an INVALID_MOVE answer instead of
+crashing the game.
 Outputs carry copies of the board, so a client may keep them without deep-copying.
 """
 

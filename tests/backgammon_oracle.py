@@ -81,3 +81,23 @@ def all_plays(position: Position, side: int, dice: tuple[int, ...], rules: str):
     if best == 0:
         return 0, set(), set()
     return best, {final for _, final in chosen}, {done[0] for done, _ in chosen}
+
+
+def plays_of_length(position: Position, side: int, dice: tuple[int, ...], rules: str, length: int):
+    """({final positions}, {(value, source) first moves}) of every way to play exactly `length` of
+    `dice` (what a turn asks for when pygammon's count is short of the most that can be played)."""
+    finals: set[Position] = set()
+    firsts: set[tuple[int, int | None]] = set()
+
+    def extend(current: Position, order: tuple[int, ...], done: tuple[tuple[int, int | None], ...]) -> None:
+        if len(done) == length:
+            finals.add(current)
+            firsts.add(done[0])
+            return
+        if order:
+            for source, after in single_moves(current, side, order[0], rules):
+                extend(after, order[1:], (*done, (order[0], source)))
+
+    for order in set(permutations(dice)):
+        extend(position, order, ())
+    return finals, firsts

@@ -15,10 +15,9 @@ import matchlog.referee.backgammon as bg
 from matchlog.engines.backgammon import FIRST, SECOND
 from matchlog.events import ActionsUndone, AnswerRejected, CheckerMoved, DiceRolled, OpeningRolled, PlayerRemoved
 from matchlog.referee.backgammon import InputType, InvalidMoveCode, OutputType, Side
-from matchlog.replay import fold, state_at
+from matchlog.replay import MatchAudit, audit_records, fold, state_at, timeline
 from matchlog.store import Store
 
-from .backgammon_oracle import all_plays
 from .pygammon_clients import RandomClient, normalise
 
 
@@ -272,7 +271,9 @@ def play_pygammon(seed: int, move_by_turn_rolls: bool, monkeypatch) -> tuple[lis
     return client.outputs, counts
 
 
-def play_ours(seed: int, move_by_turn_rolls: bool):
+def play_ours(seed: int, move_by_turn_rolls: bool) -> tuple[list[tuple], list[int], MatchAudit]:
+    """The same client and dice through matchlog's run() under rules="pygammon": its outputs, how
+    many moves each turn asked for, and the audit of the recorded game."""
     client = RandomClient(seed + 1000, bg)
     with Store() as store:
         bg.run(
@@ -284,37 +285,30 @@ def play_ours(seed: int, move_by_turn_rolls: bool):
             rules="pygammon",
         )
         records = store.read(store.matches()[0].match_id)
-    turns = []  # (state before the roll, dice, the count our engine gives)
-    for index, record in enumerate(records):
-        if isinstance(record.event, DiceRolled) or (isinstance(record.event, OpeningRolled) and move_by_turn_rolls):
-            before, after = fold(records[:index]), fold(records[: index + 1])
-            turns.append((before, record.event, after.max_moves if after.dice else 0))
-    return client.outputs, turns
+    counts = [
+        step.after.max_moves if step.after.dice else 0
+        for step in timeline(records)
+        if isinstance(step.event, DiceRolled) or (isinstance(step.event, OpeningRolled) and move_by_turn_rolls)
+    ]
+    return client.outputs, counts, audit_records(records)
 
 
-@pytest.mark.parametrize("seed", range(24))
-def test_matchlog_answers_as_pygammon_does_under_its_rules(seed: int, monkeypatch):
-    """Same dice, same client: the same outputs, except where pygammon's max-move search undercounts
-    (../shared/reference: it follows the first legal move greedily); there our count is the oracle's."""
+#: Seeded games through both run()s. pygammon's greedy search counts short in about one game in
+#: seven here (seeds 1, 8, 15, 20, 23, 37 and 42, each at a turn it counts one move where two can
+#: be played), which is where matchlog's exact count used to ask for a move pygammon never did.
+DIFFERENTIAL_GAMES = 44
+
+
+@pytest.mark.parametrize("seed", range(DIFFERENTIAL_GAMES))
+def test_a_pygammon_client_meets_exactly_pygammons_turns_under_its_rules(seed: int, monkeypatch):
+    """Same dice, same client: under rules="pygammon" every turn asks for as many moves as pygammon
+    counts (undercount included), so every output is the one pygammon sends; the audit agrees."""
     move_by_turn_rolls = seed % 2 == 1
     theirs, their_counts = play_pygammon(seed, move_by_turn_rolls, monkeypatch)
-    ours, our_turns = play_ours(seed, move_by_turn_rolls)
-    if theirs == ours:
-        assert their_counts == [count for _, _, count in our_turns]
-        return
-    first_difference = next(i for i, (a, b) in enumerate(zip(theirs, ours, strict=False)) if a != b)
-    turn = sum(o[0] in ("MOVE_ROLLS", "TURN_ROLLS") for o in theirs[:first_difference]) - (
-        0 if move_by_turn_rolls else 1
-    )
-    differing = next(i for i, (a, (_, _, b)) in enumerate(zip(their_counts, our_turns, strict=False)) if a != b)
-    assert differing <= turn, "outputs differ although both counted the same moves"
-    before, rolled, ours_count = our_turns[differing]
-    assert their_counts[differing] < ours_count  # pygammon undercounted...
-    a, b = rolled.dice if isinstance(rolled, DiceRolled) else (rolled.first, rolled.second)
-    dice = (a, a, a, a) if a == b else (a, b)
-    side = rolled.seat if isinstance(rolled, DiceRolled) else (FIRST if a > b else SECOND)
-    best, _, _ = all_plays((before.points, before.bar, before.off), side, dice, "pygammon")
-    assert best == ours_count  # ...and ours is the exhaustive search's
+    ours, our_counts, report = play_ours(seed, move_by_turn_rolls)
+    assert our_counts == their_counts
+    assert ours == theirs
+    assert report.findings == [] and report.checked["answers"] > 0
 
 
 def test_pygammons_enums_are_ours_by_name_and_value():
