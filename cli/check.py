@@ -6,9 +6,11 @@ import typer
 
 from matchlog.events import UsageError
 from matchlog.replay.audit import audit, dispute
+from matchlog.replay.views import seat_audit, seat_dispute
 
 from .base import (
     DEFAULT_DB,
+    AsSeat,
     Db,
     Json,
     app,
@@ -63,6 +65,7 @@ def audit_command(
     seq: Annotated[
         int | None, typer.Option(min=0, help="The dispute report for this event of MATCH: the evidence about it.")
     ] = None,
+    as_seat: AsSeat = None,
     db: Db = DEFAULT_DB,
     json: Json = False,
 ) -> None:
@@ -73,15 +76,22 @@ def audit_command(
     from the seed the referee committed to before play and revealed at the end.
     With --seq N: the state before event N (as the referee and as the acting seat saw it), the answer,
     the ruling and its rule, the legal alternatives, and the hashes that prove the record unchanged.
+    With --as-seat K: the report as seat K may see it (nothing of what it could not see then).
     Example: matchlog audit --all      matchlog audit 01a1fd1f-6d40 --seq 17
     """
     if (match is None) == (not all_matches):
         raise UsageError("give one MATCH or --all", code="usage.arguments")
     if seq is not None and match is None:
         raise UsageError("--seq needs a MATCH", code="usage.arguments")
+    if as_seat is not None and match is None:
+        raise UsageError("--as-seat needs a MATCH", code="usage.arguments")
     with open_log(db) as store:
         if seq is not None:
-            report = dispute(store, match, seq)  # type: ignore[arg-type]
+            report = (
+                dispute(store, match, seq)  # type: ignore[arg-type]
+                if as_seat is None
+                else seat_dispute(store, match, seq, as_seat)  # type: ignore[arg-type]
+            )
             findings = report.findings
             if json:
                 emit_json(report)
@@ -89,7 +99,7 @@ def audit_command(
                 print_dispute(report)
         else:
             ids = None if match is None else [store.resolve(match)]
-            reports = list(audit(store, ids))
+            reports = list(audit(store, ids)) if as_seat is None else [seat_audit(store, ids[0], as_seat)]  # type: ignore[index]
             findings = [f for r in reports for f in r.findings]
             if json:
                 emit_json({"ok": not findings, "matches": reports})

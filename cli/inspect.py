@@ -5,7 +5,8 @@ from typing import Annotated
 import msgspec
 import typer
 
-from matchlog.replay import state_at, timeline
+from matchlog.engines import get as get_engine
+from matchlog.replay import seat_catalogue, seat_lines, seat_state_at, state_at, timeline
 
 from .base import (
     DEFAULT_DB,
@@ -61,18 +62,19 @@ def show(
     """Show a match's state at a seq, as the referee saw it or as one seat did."""
     with open_log(db) as store:
         info = store.match(match)
-        current = state_at(store, info.match_id, at)
-    engine, state = current.engine, current.state
-    seat = seat_of(as_seat, info.players)
-    if as_seat is not None:
-        state = engine.view(state, seat)
+        if as_seat is not None:
+            seen = seat_state_at(store, info.match_id, at, as_seat)
+            seq, state, turn, outcome, text = seen.seq, seen.state, seen.to_act, seen.outcome, seen.text
+            info = seat_catalogue(info, get_engine(info.game))
+        else:
+            current = state_at(store, info.match_id, at)
+            engine, state, seq = current.engine, current.state, current.seq
+            turn, outcome, text = engine.to_act(state), engine.outcome(state), engine.render(state)
     if json:
-        turn = engine.to_act(current.state)
-        outcome = engine.outcome(current.state)
         emit_json(
             {
                 "match": match_dict(info),
-                "seq": current.seq,
+                "seq": seq,
                 "as_seat": as_seat,
                 "state": msgspec.to_builtins(state),
                 "to_act": msgspec.to_builtins(turn) if turn else None,
@@ -80,9 +82,10 @@ def show(
             }
         )
         return
+    seat = seat_of(as_seat, info.players)
     viewer = "" if as_seat is None else f" as {'a spectator' if seat is None else info.players[seat]}"
-    console.out(f"match {info.match_id} · {info.game} · seq {current.seq} of {info.last_seq}{viewer}")
-    console.out(engine.render(state))
+    console.out(f"match {info.match_id} · {info.game} · seq {seq} of {info.last_seq}{viewer}")
+    console.out(text)
 
 
 @app.command("replay")
@@ -100,24 +103,33 @@ def replay(
         info = store.match(match)
         records = store.read(info.match_id, stop=stop)
     seat = seat_of(as_seat, info.players)
-    steps = [s for s in timeline(records, seat, as_seat=as_seat is not None) if s.record.seq >= start]
+    if as_seat is not None:
+        lines = [
+            (line.seq, line.at_us, line.actor, line.event, line.text, line.undone_by)
+            for line in seat_lines(records, seat)
+        ]
+    else:
+        lines = [
+            (s.record.seq, s.record.at_us, s.record.actor, s.event, s.text, s.undone_by) for s in timeline(records)
+        ]
+    lines = [line for line in lines if line[0] >= start]
     if json:
         emit_json(
             [
                 {
-                    "seq": s.record.seq,
-                    "at": when(s.record.at_us),
-                    "actor": s.record.actor,
-                    "type": s.event.tag,
-                    "event": msgspec.to_builtins(s.event),
-                    "text": s.text,
-                    "undone_by": s.undone_by,
+                    "seq": seq,
+                    "at": when(at_us),
+                    "actor": actor,
+                    "type": event.tag,
+                    "event": msgspec.to_builtins(event),
+                    "text": text,
+                    "undone_by": undone_by,
                 }
-                for s in steps
+                for seq, at_us, actor, event, text, undone_by in lines
             ]
         )
         return
-    for step in steps:
-        actor = "referee" if step.record.actor is None else info.players[step.record.actor]
-        undone = f"  (taken back at seq {step.undone_by})" if step.undone_by is not None else ""
-        console.out(f"{step.record.seq:>5}  {when(step.record.at_us)}  {actor:<12}  {step.text}{undone}")
+    for seq, at_us, actor, _, text, undone_by in lines:
+        who = "referee" if actor is None else info.players[actor]
+        undone = f"  (taken back at seq {undone_by})" if undone_by is not None else ""
+        console.out(f"{seq:>5}  {when(at_us)}  {who:<12}  {text}{undone}")

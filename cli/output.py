@@ -93,7 +93,7 @@ def match_dict(info: MatchInfo) -> dict[str, Any]:
         "strategies": list(info.strategies),
         "options": msgspec.json.decode(info.options),
         "events": info.last_seq + 1,
-        "head_hash": info.head_hash.hex(),
+        "head_hash": info.head_hash.hex() or None,  # empty: withheld from a seat
         "outcome": msgspec.to_builtins(outcome) if outcome is not None else None,
         "origin": {"match_id": str(info.origin_match), "seq": info.origin_seq} if info.origin_match else None,
         "series": {"id": info.series_id, "game": info.series_game} if info.series_id else None,
@@ -189,11 +189,12 @@ def print_dispute(report: Any) -> None:
             console.out(f"  - {line}")
         if report.alternatives_total > len(report.alternatives):
             console.out(f"  ... and {report.alternatives_total - len(report.alternatives)} more")
-    console.out(f"\nhash:     {report.hash}")
+    console.out(f"\nhash:     {report.hash or '(withheld)'}")
     if report.previous_hash:
         console.out(f"previous: {report.previous_hash}")
     chain = "verifies" if report.chain_verified else "DOES NOT verify (see matchlog verify)"
-    console.out(f"chain:    seq 0 to the head (seq {report.head_seq}, {report.head_hash[:16]}…) {chain}")
+    head = f", {report.head_hash[:16]}…" if report.head_hash else ""
+    console.out(f"chain:    seq 0 to the head (seq {report.head_seq}{head}) {chain}")
     if report.findings:
         console.out("findings at this seq:")
         for finding in report.findings:

@@ -39,6 +39,7 @@ from matchlog.events import (
 )
 
 from .contract import CHANCE, GameSpec, Rule, Turn, describe_lifecycle, parse_options, shown
+from .views import declare, everyone, lifecycle
 
 __all__ = [
     "COLORS",
@@ -227,6 +228,17 @@ class Fish:
         hidden=False,
         options=FishOptions,
         state=FishState,
+    )
+
+    #: Nothing is hidden: every seat sees every event whole.
+    views = declare(
+        lifecycle(hidden=False),
+        {
+            BoardGenerated: everyone,
+            AgeGiven: everyone,
+            PenguinPlaced: everyone,
+            PenguinMoved: everyone,
+        },
     )
 
     # -- building and folding ----------------------------------------------------------------
@@ -437,9 +449,6 @@ class Fish:
 
     def view(self, state: FishState, seat: int | None) -> FishState:
         return state  # nothing is hidden
-
-    def redact(self, state: FishState, event: Event, seat: int | None) -> Event:
-        return event
 
     # -- showing a state ---------------------------------------------------------------------
 

@@ -25,7 +25,9 @@ from .davinci import (
     TileDrawn,
     TileDrawnHidden,
     TileGuessed,
+    TilePlacedHidden,
     TileRevealed,
+    TileSorted,
     TilesShuffled,
     TilesShuffledHidden,
 )
@@ -58,6 +60,7 @@ from .knockout import KnockoutGamePlayed
 from .lifecycle import (
     ActionsUndone,
     AnswerRejected,
+    AnswerWithheld,
     ChanceCommitted,
     ChanceRevealed,
     MatchEnded,
@@ -65,6 +68,7 @@ from .lifecycle import (
     Origin,
     PlayerRemoved,
     Series,
+    Withheld,
 )
 from .porrinha import GuessMade, GuessVoided, HandChosen, HandHidden, HandReset
 
@@ -73,6 +77,7 @@ __all__ = [
     "ActionsUndone",
     "AgeGiven",
     "AnswerRejected",
+    "AnswerWithheld",
     "AnyEvent",
     "BoardGenerated",
     "ChanceCommitted",
@@ -111,11 +116,14 @@ __all__ = [
     "TileDrawn",
     "TileDrawnHidden",
     "TileGuessed",
+    "TilePlacedHidden",
     "TileRevealed",
+    "TileSorted",
     "TilesShuffled",
     "TilesShuffledHidden",
     "UnknownMatch",
     "UsageError",
+    "Withheld",
     "current_version",
     "decode",
     "draft",

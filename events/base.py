@@ -22,6 +22,9 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
 
     #: Schema version of this event type; bump it (and add an upcaster) on a breaking change.
     version: ClassVar[int] = 1
+    #: Whether only views contain this type (what a seat sees in place of an event it may not
+    #: see whole): the log never holds one, and the store refuses to append or import it.
+    view_only: ClassVar[bool] = False
 
     @property
     def tag(self) -> str:

@@ -14,11 +14,13 @@ __all__ = [
     "EVENTS",
     "ActionsUndone",
     "AnswerRejected",
+    "AnswerWithheld",
     "MatchEnded",
     "MatchStarted",
     "Origin",
     "PlayerRemoved",
     "Series",
+    "Withheld",
 ]
 
 
@@ -111,6 +113,22 @@ class ChanceRevealed(Event, tag="match.chance_revealed"):
     seed: str
 
 
+class AnswerWithheld(Event, tag="match.answer_withheld"):
+    """What the other seats see of a rejected answer to a decision they may not see: that `seat`
+    answered, and nothing of what. Only views contain it, never the log."""
+
+    view_only = True
+
+    seat: int
+
+
+class Withheld(Event, tag="match.withheld"):
+    """What a seat sees of an event whose type its game does not declare: nothing (views are
+    default-deny). Only views contain it, never the log."""
+
+    view_only = True
+
+
 EVENTS: tuple[type[Event], ...] = (
     MatchStarted,
     AnswerRejected,
@@ -119,4 +137,6 @@ EVENTS: tuple[type[Event], ...] = (
     MatchEnded,
     ChanceCommitted,
     ChanceRevealed,
+    AnswerWithheld,
+    Withheld,
 )

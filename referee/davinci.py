@@ -28,6 +28,7 @@ from matchlog.engines.davinci import (
     number,
     tile_text,
 )
+from matchlog.engines.views import shown_event, shown_state
 from matchlog.events import AnswerRejected, Event, IllegalAction, PlayerRemoved
 
 from .calls import PlayerCalls, PlayerLeft, Reply
@@ -48,7 +49,7 @@ class DavinciProtocol:
         self.invalid = [0] * len(self.calls)
 
     def _view(self, referee: Referee, seat: int) -> DavinciState:
-        return ENGINE.view(referee.state, seat)
+        return shown_state(ENGINE, referee.state, seat)
 
     def begin(self, referee: Referee) -> None:
         for seat, calls in enumerate(self.calls):
@@ -80,10 +81,12 @@ class DavinciProtocol:
             if seat in referee.removed or not callable(getattr(calls.player, "observe", None)):
                 continue
             lines = [
-                ENGINE.describe(ENGINE.view(b, seat), ENGINE.redact(b, event, seat), ENGINE.view(a, seat))
+                ENGINE.describe(
+                    shown_state(ENGINE, b, seat), shown_event(ENGINE, b, event, seat), shown_state(ENGINE, a, seat)
+                )
                 for b, event, a in referee.step
             ]
-            reply = calls.call("observe", ENGINE.view(after, seat), "\n".join(lines))
+            reply = calls.call("observe", shown_state(ENGINE, after, seat), "\n".join(lines))
             if reply.failed:
                 referee.remove(seat, reply.failure or "player.failed", reply.detail)
 
