@@ -7,10 +7,13 @@ protocol (which method to call, with what view) and its policy for rejected answ
 
 from __future__ import annotations
 
+import contextlib
 import random
+import signal
+import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, Protocol
 from uuid import UUID
@@ -39,12 +42,30 @@ from matchlog.store import Appended, Figures, Store
 
 from .calls import Reply
 
-__all__ = ["GameProtocol", "MemoryRecorder", "Recorder", "Referee", "StoreRecorder"]
+__all__ = ["GameProtocol", "MemoryRecorder", "Recorder", "Referee", "StoreRecorder", "held_ctrl_c"]
 
 #: A match that needs more decisions than this is ended as abandoned (players that never progress).
 MAX_DECISIONS = 200_000
 #: Answers are recorded by repr, cut to this length.
 _ANSWER_LIMIT = 200
+
+
+@contextlib.contextmanager
+def held_ctrl_c() -> Iterator[None]:
+    """Hold a Ctrl-C back through a step that must not be cut in two (events applied but not
+    recorded, a batch taken from the buffer but not sent): one that comes meanwhile is raised as
+    the step ends, where the match is whole. Only where Ctrl-C would raise (the main thread, with
+    Python's own handler); elsewhere, and where it is ignored or caught, there is nothing to hold."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler or (
+        threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 class Recorder(Protocol):
@@ -64,6 +85,10 @@ class Recorder(Protocol):
 
     def wait(self) -> None:
         """Return once everything sent is durable; raise the first failure."""
+        ...
+
+    def durable(self) -> bool:
+        """Whether everything taken so far is sent and durable (or failed: `wait` raises it)."""
         ...
 
 
@@ -103,6 +128,9 @@ class MemoryRecorder:
     def wait(self) -> None:
         pass
 
+    def durable(self) -> bool:
+        return True
+
 
 class StoreRecorder:
     """Appends a match's events to the log as it goes, a batch at a time, without waiting for each
@@ -139,19 +167,24 @@ class StoreRecorder:
         self._send()
         self._settle(block=True)
 
+    def durable(self) -> bool:
+        return not self._buffer and all(future.done() for future in self._pending)
+
     def _send(self, figures: Figures | None = None) -> None:
         self._settle(block=False)
         self._sent_at = time.monotonic()
         if not self._buffer:
             return
-        batch, self._buffer = self._buffer, []
-        self._pending.append(self.store.append_async(self.match_id, batch, self.next_seq, figures=figures))
-        self.next_seq += len(batch)
+        with held_ctrl_c():  # a batch taken from the buffer is on its way, and counted
+            batch, self._buffer = self._buffer, []
+            self._pending.append(self.store.append_async(self.match_id, batch, self.next_seq, figures=figures))
+            self.next_seq += len(batch)
 
     def _settle(self, *, block: bool) -> None:
         """Collect finished appends, raising the first failure (so the match stops at once)."""
         while self._pending and (block or self._pending[0].done()):
-            self._pending.popleft().result()
+            self._pending[0].result()
+            self._pending.popleft()
 
 
 class GameProtocol(Protocol):
@@ -219,6 +252,10 @@ class Referee:
         self._emit(list(events), apply=True)
 
     def _emit(self, events: list[Event], *, apply: bool) -> None:
+        with held_ctrl_c():  # the live state and the record move together
+            self._emit_held(events, apply=apply)
+
+    def _emit_held(self, events: list[Event], *, apply: bool) -> None:
         for event in events:
             before = self.state
             if apply:

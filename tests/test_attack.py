@@ -7,7 +7,12 @@ worker counts, and bad input that escaped as `error[internal]`.
 from __future__ import annotations
 
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +102,59 @@ def test_a_seat_cannot_tell_that_another_seats_hand_was_reset_to_0(tmp_path: Pat
     full = json.loads(cli("replay", worlds[0], "--db", db, "--json")[0])
     assert any(step["type"] == "match.answer_rejected" for step in full), "the 99 was not rejected"
     assert seen[0] == seen[1]
+
+
+# -- 2. results printed before they were stored; 5. Ctrl-C during play ----------------------------
+
+MATCHLOG = [sys.executable, "-c", "from matchlog.cli import main; main()"]
+UNBUFFERED = {**os.environ, "PYTHONUNBUFFERED": "1"}  # what a terminal shows: every line as it is printed
+
+
+def play_command(game: str, db: Path) -> list[str]:
+    players = ["-p", "random"] * (3 if game == "porrinha" else 2)
+    return [*MATCHLOG, "play", game, *players, "--games", "1000000", "--seed", "3", "--db", str(db)]
+
+
+def test_every_match_play_prints_is_in_the_log_whenever_it_is_killed(tmp_path: Path):
+    rng = random.Random(18)
+    for attempt in range(3):
+        db = tmp_path / f"log{attempt}.duckdb"
+        child = subprocess.Popen(
+            play_command("porrinha", db), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=UNBUFFERED
+        )
+        try:
+            first = child.stdout.readline()  # type: ignore[union-attr]
+            assert first.startswith("match "), first
+            time.sleep(rng.uniform(0.2, 1.2))
+        finally:
+            os.kill(child.pid, signal.SIGKILL)
+            child.wait()
+        printed = [first, *child.stdout]  # type: ignore[union-attr]
+        child.stdout.close()  # type: ignore[union-attr]
+        with Store(db) as store:
+            assert store.verify() == []
+            for line in printed:
+                info = store.match(line.split()[1])
+                assert info.status == "finished", line
+        assert len(printed) > 5
+
+
+def test_ctrl_c_during_play_exits_130_and_ends_the_match_in_play_as_abandoned(tmp_path: Path):
+    rng = random.Random(5)
+    for attempt, game in enumerate(["backgammon", "porrinha", "davinci", "backgammon"]):
+        db = tmp_path / f"log{attempt}.duckdb"
+        child = subprocess.Popen(
+            play_command(game, db), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=UNBUFFERED
+        )
+        first = child.stdout.readline()  # type: ignore[union-attr]
+        time.sleep(rng.uniform(0.0, 0.6))
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+        assert child.returncode == 130, (game, child.returncode, err[-500:])
+        assert err.startswith("error[interrupted]") and "Traceback" not in err and "bad_start" not in err, err
+        with Store(db) as store:
+            assert store.verify() == []
+            assert store.matches(status="running", limit=None) == [], "the match in play was left running"
+            assert len(store.matches(status="abandoned", limit=None)) <= 1
+            for line in [first, *out.splitlines()]:
+                assert store.match(line.split()[1]).status == "finished", line
