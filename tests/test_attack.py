@@ -158,3 +158,62 @@ def test_ctrl_c_during_play_exits_130_and_ends_the_match_in_play_as_abandoned(tm
             assert len(store.matches(status="abandoned", limit=None)) <= 1
             for line in [first, *out.splitlines()]:
                 assert store.match(line.split()[1]).status == "finished", line
+
+
+# -- 6. tournament --jobs 300 ---------------------------------------------------------------------
+
+
+def test_tournament_jobs_beyond_the_cores_are_refused_unless_forced(tmp_path: Path):
+    db = tmp_path / "log.duckdb"
+    _, err = cli("tournament", "porrinha", "-p", "random", "-p", "random", "--jobs", "300", "--db", db, code=2)
+    assert err.startswith("error[usage.jobs]") and "--force-jobs" in err
+    assert not db.exists() or Store(db).count() == 0
+
+
+def children(pid: int) -> set[int]:
+    """The live (not zombie) processes whose parent is `pid`."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.add(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_every_tournament_worker_ends_when_the_tournament_is_interrupted(tmp_path: Path):
+    db = tmp_path / "log.duckdb"
+    jobs = 5  # beyond the cores of the test machine, forced
+    command = [*MATCHLOG, "tournament", "porrinha", "-p", "random", "-p", "reasoner", "--games", "1000000"]
+    child = subprocess.Popen(
+        [*command, "--jobs", str(jobs), "--force-jobs", "-q", "--db", str(db)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: set[int] = set()
+    deadline = time.monotonic() + 60
+    while len(seen) < jobs and time.monotonic() < deadline and child.poll() is None:
+        seen |= children(child.pid)
+        time.sleep(0.1)
+    assert len(seen) >= jobs, f"only {len(seen)} worker processes started"
+    time.sleep(1.0)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=90)
+    assert child.returncode == 130, err[-500:]
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in seen) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [pid for pid in seen if alive(pid)] == [], "worker processes outlived the tournament"
+    with Store(db) as store:
+        assert store.verify() == [] and store.matches(status="running", limit=None) == []
