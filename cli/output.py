@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import sys
 from typing import Any
 from uuid import UUID
@@ -10,6 +11,7 @@ from uuid import UUID
 import msgspec
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from matchlog.engines import ordinal
 from matchlog.events import MatchlogError, us_to_datetime
@@ -19,6 +21,7 @@ __all__ = [
     "console",
     "emit_json",
     "error_line",
+    "escaped",
     "finding_dict",
     "match_dict",
     "matches_table",
@@ -29,8 +32,32 @@ __all__ = [
 #: Output to a pipe or file is not folded at 80 columns: programs and people grep it.
 _PIPE_WIDTH = 200
 
-console = Console(highlight=False, soft_wrap=True)
-errors = Console(stderr=True, highlight=False, soft_wrap=True)
+#: What a terminal would act on rather than show: C0 and C1 controls but newline and tab, bidi overrides.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def escaped(text: str) -> str:
+    """`text` with every control character written as an escape (ESC as \\x1b), so a value
+    from the log shows as what it is and never clears a screen or colours a terminal."""
+    return _CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
+
+
+class _Screen(Console):
+    """A console that prints text as it is: no markup read from it (a value `[/x]` is text) and
+    control characters shown as escapes. Styles come only from `Text` objects made here."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        kwargs["markup"] = False
+        return super().render_str(escaped(text), **kwargs)
+
+
+console = _Screen(highlight=False, soft_wrap=True, markup=False)
+errors = _Screen(stderr=True, highlight=False, soft_wrap=True, markup=False)
+
+
+def heading(words: str, rest: str = "") -> Text:
+    """A rule's title: `words` in bold, then `rest` (both shown as text)."""
+    return Text.assemble((escaped(words), "bold"), escaped(rest))
 
 
 def fit_to_output() -> None:
@@ -171,7 +198,7 @@ def print_audit(reports: list[Any]) -> None:
 
 def print_dispute(report: Any) -> None:
     """A dispute report as text."""
-    console.rule(f"[bold]match {report.match_id} · {report.game} · seq {report.seq}")
+    console.rule(heading(f"match {report.match_id} · {report.game} · seq {report.seq}"))
     console.out(f"event:    {report.said}   [{report.event.get('type')}]")
     if report.seat_name is not None:
         asked = f", asked to {report.decision}" if report.decision else ""
@@ -218,6 +245,8 @@ def print_statistics(result: Any) -> None:
     """The statistics as tables."""
     if result.projected:
         console.out(f"(projected the figures of {result.projected} match(es) first)\n")
+    for skipped in result.skipped:
+        errors.out(f"note: left out of the figures: {skipped}")
     games = _table(
         "games",
         [
@@ -303,7 +332,7 @@ def _print_rates(title: str, rates: Any, by: str) -> None:
 
 def print_statistics_csv(result: Any) -> None:
     """Every figure as a CSV row: section, game, subject, measure, value."""
-    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer = _EscapingWriter(sys.stdout)
     writer.writerow(["section", "game", "subject", "measure", "value"])
     for g in result.games:
         for measure in (
@@ -348,3 +377,22 @@ def print_statistics_csv(result: Any) -> None:
             writer.writerow(["dice", d.game, d.subject, measure, getattr(d, measure)])
     for f in result.figures:
         writer.writerow(["figures", f.game, f.subject, f.figure, f.value])
+
+
+class _EscapingWriter:
+    """A CSV writer whose text values have their control characters escaped (see `escaped`)."""
+
+    def __init__(self, out: Any) -> None:
+        self._writer = csv.writer(out, lineterminator="\n")
+
+    def writerow(self, row: list[Any]) -> None:
+        self._writer.writerow([escaped(value) if isinstance(value, str) else value for value in row])
+
+    def writerows(self, rows: list[list[Any]]) -> None:
+        for row in rows:
+            self.writerow(row)
+
+
+def csv_writer(out: Any) -> _EscapingWriter:
+    """A CSV writer for the screen or a pipe: text values with control characters escaped."""
+    return _EscapingWriter(out)

@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from matchlog.events import UsageError
-from matchlog.replay import abandon, export_seat_jsonl, fork, undo
+from matchlog.events import MatchlogError, UsageError
+from matchlog.replay import abandon, export_seat_jsonl, fork, import_jsonl, undo
 
 from .base import (
     DEFAULT_DB,
@@ -23,6 +23,7 @@ from .base import (
 from .output import (
     console,
     emit_json,
+    error_line,
 )
 
 # -- writing -----------------------------------------------------------------------------------
@@ -122,12 +123,16 @@ def export(
                 raise UsageError("--as-seat exports JSON Lines only", code="usage.export")
             chosen = ids if ids is not None else [info.match_id for info in store.matches(limit=None)]
             viewer = None if as_seat == -1 else as_seat
+
+            def skipped(match_id: object, error: MatchlogError) -> None:
+                error_line(f"match {match_id} left out: {error.message}", error.code)
+
             if output is None:
-                count = export_seat_jsonl(store, sys.stdout.buffer, chosen, viewer)
+                count = export_seat_jsonl(store, sys.stdout.buffer, chosen, viewer, on_skip=skipped)
                 sys.stdout.buffer.flush()
             else:
                 with output.open("wb") as out:
-                    count = export_seat_jsonl(store, out, chosen, viewer)
+                    count = export_seat_jsonl(store, out, chosen, viewer, on_skip=skipped)
         elif format is Format.parquet:
             if output is None:
                 raise UsageError("parquet needs --output FILE", code="usage.export")
@@ -155,7 +160,7 @@ def import_command(
     if not file.is_file():
         raise UsageError(f"{file} is not a file", code="usage.file")
     with open_log(db, create=True) as store, file.open("rb") as lines:
-        appended = store.import_jsonl(lines)
+        appended = import_jsonl(store, lines)
     written = sum(a.written for a in appended)
     if json:
         emit_json({"matches": len(appended), "events": written, "match_ids": [str(a.match_id) for a in appended]})

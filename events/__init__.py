@@ -17,8 +17,8 @@ Schema evolution, the rules every change to an event follows:
 """
 
 from .backgammon import CheckerMoved, DiceRolled, OpeningRolled
-from .base import Event, Outcome, Seat
-from .codec import EVENT_TYPES, AnyEvent, current_version, decode, encode, event_type, json_schema, upcaster
+from .base import Event, Outcome, Seat, control_character
+from .codec import EVENT_TYPES, AnyEvent, canonical, current_version, decode, encode, event_type, json_schema, upcaster
 from .davinci import (
     GuessStopped,
     JokerPlaced,
@@ -124,6 +124,8 @@ __all__ = [
     "UnknownMatch",
     "UsageError",
     "Withheld",
+    "canonical",
+    "control_character",
     "current_version",
     "decode",
     "draft",

@@ -3,6 +3,7 @@
 from .audit import AuditFinding, Dispute, MatchAudit, audit, audit_records, dispute, dispute_records
 from .branch import abandon, fork, undo, undoable
 from .fold import Step, Visitor, effective, engine_of, fold, fold_all, timeline, undone_seqs
+from .imports import check_match, import_jsonl
 from .projections import figures_of, refresh
 from .stats import DiceFairness, GameFigure, GameStats, Rate, Statistics, chi_square_p, statistics, wilson
 from .travel import SNAPSHOT_EVERY, MatchState, load, state_at
@@ -39,6 +40,7 @@ __all__ = [
     "abandon",
     "audit",
     "audit_records",
+    "check_match",
     "check_seat",
     "chi_square_p",
     "dispute",
@@ -50,6 +52,7 @@ __all__ = [
     "fold",
     "fold_all",
     "fork",
+    "import_jsonl",
     "load",
     "refresh",
     "seat_audit",

@@ -11,7 +11,7 @@ few possibilities (a hand of 0 to 3) can be searched for that value.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 from uuid import UUID
 
@@ -19,7 +19,7 @@ import msgspec
 
 from matchlog.engines import Engine
 from matchlog.engines.views import shown_outcome, shown_state, shown_turn
-from matchlog.events import Event, Outcome, Record, UsageError
+from matchlog.events import Event, MatchlogError, Outcome, Record, UsageError
 from matchlog.store import MatchInfo, Store
 
 from .audit import ALTERNATIVES_SHOWN, AuditFinding, Dispute, MatchAudit, audit, dispute
@@ -133,17 +133,41 @@ def seat_catalogue(info: MatchInfo, engine: Engine[Any]) -> MatchInfo:
 _encoder = msgspec.json.Encoder()
 
 
-def export_seat_jsonl(store: Store, out: IO[bytes], match_ids: Sequence[UUID], seat: int | None) -> int:
+def export_seat_jsonl(
+    store: Store,
+    out: IO[bytes],
+    match_ids: Sequence[UUID],
+    seat: int | None,
+    *,
+    on_skip: Callable[[UUID, MatchlogError], None] | None = None,
+) -> int:
     """Write the given matches as `seat` saw them, one JSON line an event; returns the count. A
-    match without that seat is written as a spectator saw it."""
+    match without that seat is written as a spectator saw it. A match that cannot be read back
+    (a game this matchlog does not know, an event it cannot fold) is left out and given to
+    `on_skip`, or, without one, raised.
+
+    Raises:
+        MatchlogError: a match cannot be read back, and there is no `on_skip`.
+    """
     count = 0
     for match_id in match_ids:
-        records = store.read(match_id)
-        seats = len(records[0].event.seats)  # type: ignore[attr-defined]
-        viewer = seat if seat is not None and 0 <= seat < seats else None
-        for line in seat_lines(records, viewer):
-            out.write(_encoder.encode(line) + b"\n")
-            count += 1
+        try:
+            records = store.read(match_id)
+            seats = len(records[0].event.seats)  # type: ignore[attr-defined]
+            viewer = seat if seat is not None and 0 <= seat < seats else None
+            lines = [_encoder.encode(line) + b"\n" for line in seat_lines(records, viewer)]
+        except MatchlogError as error:
+            if on_skip is None:
+                raise
+            on_skip(match_id, error)
+            continue
+        except Exception as error:  # the rules cannot fold what the log holds
+            if on_skip is None:
+                raise
+            on_skip(match_id, MatchlogError(f"cannot be read back: {type(error).__name__}: {error}"))
+            continue
+        out.writelines(lines)
+        count += len(lines)
     return count
 
 

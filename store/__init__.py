@@ -3,13 +3,14 @@ snapshot, export and import. It imports nothing of matchlog but `matchlog.events
 
 from .catalogue import Appended, Figures, Finding, MatchInfo, SeatRow
 from .chain import GENESIS, chain_hash
-from .log import Store, connect_read_only, is_interrupt
+from .log import MatchCheck, Store, connect_read_only, is_interrupt
 
 __all__ = [
     "GENESIS",
     "Appended",
     "Figures",
     "Finding",
+    "MatchCheck",
     "MatchInfo",
     "SeatRow",
     "Store",

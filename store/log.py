@@ -11,7 +11,7 @@ import atexit
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any
@@ -25,10 +25,13 @@ from matchlog.events import (
     Draft,
     Event,
     ImportRejected,
+    MatchStarted,
     Record,
     StoreBusy,
     StoreError,
     UnknownMatch,
+    canonical,
+    control_character,
     decode,
     uuid_from_int,
 )
@@ -44,6 +47,12 @@ __all__ = ["Store", "connect_read_only"]
 _RECORD_COLUMNS = "seq, event_id::VARCHAR, epoch_us(recorded_at), actor, type, version, payload, hash"
 _CANONICAL_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 _LOCKED = re.compile(r"Conflicting lock is held in (?P<program>.*?) \(PID (?P<pid>\d+)\)")
+#: The times a log can hold: from 1970 to the end of year 9999 (microseconds since the epoch).
+_LAST_US = 253_402_300_799_999_999
+
+#: A check of one imported match (its events from seq 0, each with its line), by the rules: it
+#: raises ImportRejected naming the line. See `matchlog.replay.imports`.
+MatchCheck = Callable[[UUID, list[tuple[int, Event]]], None]
 
 
 def is_interrupt(error: BaseException) -> bool:
@@ -385,7 +394,8 @@ class Store:
             clauses.append("status = ?")
             params.append(status)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        tail = f" LIMIT {int(limit)}" if limit is not None else ""
+        # A limit beyond what the log could hold is no limit (DuckDB takes at most a BIGINT).
+        tail = f" LIMIT {int(limit)}" if limit is not None and limit < 2**62 else ""
         return self._fresh(
             select_matches(self._read(), f"{where} ORDER BY created_at DESC, match_id DESC{tail}", params)
         )
@@ -652,15 +662,19 @@ class Store:
         )
         return int(self._read().execute(f"SELECT count(*) FROM events {where}", params).fetchall()[0][0])
 
-    def import_jsonl(self, lines: Iterable[bytes]) -> list[Appended]:
+    def import_jsonl(self, lines: Iterable[bytes], *, check: MatchCheck | None = None) -> list[Appended]:
         """Import a JSON Lines export: every chain is checked, and either all of it lands or none.
 
+        Each line must hold an event exactly as matchlog writes it (its canonical JSON: nothing
+        added, repeated or reordered), of a type the log records (not one only views show), at a
+        time between 1970 and 9999, and a match's seats must be named without control characters.
+        `check`, given each match's events, judges them by the rules (the store knows none).
         Matches already in the log are skipped when identical, and extended when the log holds a
         prefix of them.
 
         Raises:
             ImportRejected: a line is malformed, a chain does not verify, or a match conflicts with
-                the log; nothing was written.
+                the log, each naming the line; nothing was written.
         """
         by_match: dict[UUID, list[Item]] = {}
         seqs: dict[UUID, list[int]] = {}
@@ -674,8 +688,11 @@ class Store:
                 claimed = bytes.fromhex(line.hash)
             except (msgspec.DecodeError, DecodeError, UnicodeDecodeError, ValueError) as error:
                 raise ImportRejected(f"line {number}: {_first_line(str(error))}") from None
+            except RecursionError:
+                raise ImportRejected(f"line {number}: its JSON is nested too deeply") from None
             if event.tag != line.type:
                 raise ImportRejected(f"line {number}: type {line.type!r} does not match the event's {event.tag!r}")
+            _check_line(number, line, event, bytes(line.event))
             by_match.setdefault(line.match_id, []).append(
                 Item(event, str(line.event_id), line.at_us, line.version, payload, claimed, number)
             )
@@ -686,6 +703,8 @@ class Store:
             numbers = seqs[match_id]
             if numbers != list(range(len(numbers))):
                 raise ImportRejected(f"match {match_id}: its lines are not seqs 0, 1, 2, ... in order")
+            if check is not None:
+                check(match_id, [(item.line or 0, item.event) for item in items])
             known = select_matches(self._read(), "WHERE match_id = ?", [match_id])
             if known:
                 stored = known[0]
@@ -707,6 +726,29 @@ class Store:
             raise
         except StoreError as error:
             raise ImportRejected(f"{error.message}; nothing was imported") from None
+
+
+def _check_line(number: int, line: _Line, event: Event, payload: bytes) -> None:
+    """Refuse an imported line that no referee of matchlog could have written.
+
+    Raises:
+        ImportRejected: naming the line and what is wrong with it.
+    """
+    if type(event).view_only:
+        raise ImportRejected(f"line {number}: {event.tag} is what a view shows a seat, never a recorded event")
+    if not canonical(payload, event, line.version):
+        raise ImportRejected(
+            f"line {number}: the {event.tag} event is not written the one way matchlog writes it (no spaces, "
+            "fields in order, no field repeated or unknown): it was changed, or not exported by matchlog"
+        )
+    if not 0 <= line.at_us <= _LAST_US:
+        raise ImportRejected(f"line {number}: at_us {line.at_us} is not a time from 1970 to 9999")
+    if isinstance(event, MatchStarted):
+        for seat, sitting in enumerate(event.seats):
+            for what, text in (("name", sitting.name), ("player", sitting.player)):
+                found = control_character(text)
+                if found is not None:
+                    raise ImportRejected(f"line {number}: seat {seat}'s {what} holds a control character ({found})")
 
 
 def _match_filter(match_ids: Sequence[UUID] | None) -> tuple[str, list[Any]]:

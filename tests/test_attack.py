@@ -10,19 +10,34 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from matchlog.cli import app
-from matchlog.events import Seat
+from matchlog.events import (
+    Event,
+    HandChosen,
+    HandHidden,
+    MatchEnded,
+    MatchlogError,
+    MatchStarted,
+    Outcome,
+    PenguinMoved,
+    Seat,
+    encode,
+    uuid7,
+)
 from matchlog.referee import play_match
 from matchlog.referee.porrinha import RandomPlayer as PorrinhaRandom
-from matchlog.store import Store
+from matchlog.store import GENESIS, Store, chain_hash
 
 runner = CliRunner()
 
@@ -217,3 +232,194 @@ def test_every_tournament_worker_ends_when_the_tournament_is_interrupted(tmp_pat
     assert [pid for pid in seen if alive(pid)] == [], "worker processes outlived the tournament"
     with Store(db) as store:
         assert store.verify() == [] and store.matches(status="running", limit=None) == []
+
+
+# -- 4. imports no referee could have recorded; 7. bad input as error[internal] -----------------
+
+
+def forged(game: str, items: list[Any], *, at_us: int = 1_790_000_000_000_000) -> bytes:
+    """A JSON Lines export of one match whose hash chain verifies: what an attacker who read
+    store/chain.py writes. Each item is an Event (written canonically) or (tag, raw JSON text,
+    actor, seat) written as given."""
+    match_id, prev, out = str(uuid7()), GENESIS, []
+    for seq, item in enumerate(items):
+        if isinstance(item, Event):
+            tag, payload, actor, seat = item.tag, encode(item).decode(), item.actor, getattr(item, "seat", None)
+        else:
+            tag, payload, actor, seat = item
+        event_id = str(uuid7())
+        digest = chain_hash(prev, match_id, seq, event_id, at_us, actor, game, tag, 1, seat, payload)
+        envelope = json.dumps(
+            {"match_id": match_id, "seq": seq, "event_id": event_id, "at_us": at_us, "actor": actor, "game": game,
+             "type": tag, "version": 1, "seat": seat, "hash": digest.hex()},
+            separators=(",", ":"),
+        )  # fmt: skip
+        out.append(envelope[:-1] + ',"event":' + payload + "}")
+        prev = digest
+    return ("\n".join(out) + "\n").encode()
+
+
+def started(game: str, players: int, **options: Any) -> MatchStarted:
+    return MatchStarted(game=game, options=options, seats=tuple(Seat(f"p{i}", "random") for i in range(players)))
+
+
+def ended(players: int) -> MatchEnded:
+    return MatchEnded(outcome=Outcome(places=tuple(range(1, players + 1)), winners=(0,)))
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """A log holding a few good matches, for imports to try to spoil."""
+    db = tmp_path / "log.duckdb"
+    cli("play", "porrinha", "-p", "random", "-p", "random", "--games", "2", "--seed", "1", "-q", "--db", db)
+    return db
+
+
+NESTED = '{"type":"match.started","game":"porrinha","options":{"x":' + "[" * 100_000 + "]" * 100_000 + "}"
+NESTED += ',"seats":[{"name":"a","player":"r"},{"name":"b","player":"r"}],"series":null,"origin":null}'
+DUPLICATED = '{"type":"porrinha.guess_made","seat":0,"guess":99,"guess":1}'  # SQL reads 99, msgspec 1
+BIG_FIELD = '{"type":"porrinha.hand_chosen","seat":0,"hand":1,"note":"' + "x" * 20_000_000 + '"}'
+
+FORGERIES = {
+    "a game matchlog does not know": (
+        "chess",
+        [started("chess", 2), ended(2)],
+        "'chess' is not a game this matchlog knows",
+    ),
+    "a table the game cannot take": ("davinci", [started("davinci", 3005), ended(3005)], "cannot start"),
+    "an outcome that places 2 of 3,005 seats": ("porrinha", [started("porrinha", 3005), ended(2)], "a place"),
+    "an event for seat 99": ("porrinha", [started("porrinha", 2), HandChosen(seat=99, hand=1)], "seat 99"),
+    "an event of another game": (
+        "porrinha",
+        [started("porrinha", 2), PenguinMoved(seat=0, source=(0, 0), target=(1, 1))],
+        "is not an event of a porrinha match",
+    ),
+    "what only a view shows": ("porrinha", [started("porrinha", 2), HandHidden(seat=0)], "what a view shows"),
+    "a duplicated key": (
+        "porrinha",
+        [started("porrinha", 2), ("porrinha.guess_made", DUPLICATED, 0, 0)],
+        "not written the one way",
+    ),
+    "a 20 MB unknown field": (
+        "porrinha",
+        [started("porrinha", 2), ("porrinha.hand_chosen", BIG_FIELD, 0, 0)],
+        "not written the one way",
+    ),
+    "a name with terminal escapes": (
+        "porrinha",
+        [MatchStarted(game="porrinha", options={}, seats=(Seat("\x1b[2J\x1b[31mX", "random"), Seat("b", "random")))],
+        "control character (U+001B)",
+    ),
+    "deeply nested JSON": ("porrinha", [("match.started", NESTED, None, None)], "nested too deeply"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(FORGERIES))
+def test_an_import_of_what_no_referee_could_have_recorded_is_refused_naming_the_line(victim: Path, name: str):
+    game, items, says = FORGERIES[name]
+    path = victim.with_name("forged.jsonl")
+    path.write_bytes(forged(game, items))
+    with Store(victim) as store:
+        before = store.count()
+    _, err = cli("import", path, "--db", victim, code=2)
+    assert err.startswith("error[store.import_rejected]: line ") and says in err, err[:300]
+    with Store(victim) as store:
+        assert store.count() == before and store.verify() == []
+
+
+def test_an_import_at_a_time_past_year_9999_is_refused(victim: Path):
+    path = victim.with_name("forged.jsonl")
+    path.write_bytes(forged("porrinha", [started("porrinha", 2)], at_us=10**18))
+    _, err = cli("import", path, "--db", victim, code=2)
+    assert err.startswith("error[store.import_rejected]: line 1: at_us")
+
+
+def test_an_import_of_3005_seats_the_game_can_take_keeps_stats_working(victim: Path):
+    path = victim.with_name("forged.jsonl")
+    path.write_bytes(forged("porrinha", [started("porrinha", 3005), ended(3005)]))
+    cli("import", path, "--db", victim)
+    out, _ = cli("stats", "--db", victim)
+    assert "porrinha" in out
+
+
+def test_one_bad_match_already_in_a_log_never_breaks_a_command_about_the_others(victim: Path):
+    """A log written before these checks (or by hand) may hold what no referee could record."""
+    with Store(victim) as store:
+        store.append(uuid7(), [started("chess", 2), ended(2)], 0)
+        name = "\x1b[2J\x1b[31mmallory[/x]"
+        odd = MatchStarted(game="porrinha", options={}, seats=(Seat(name, "random"), Seat("b", "random")))
+        store.append(uuid7(), [odd, HandChosen(seat=0, hand=1)], 0)
+    out, err = cli("stats", "--db", victim)
+    assert "porrinha" in out and "chess" in err
+    out, err = cli("export", "--all", "--as-seat", "0", "--db", victim)
+    assert out.count("\n") > 20 and "chess" in err
+    for command in (["list"], ["replay", ids(victim, "porrinha")[0]], ["show", ids(victim, "porrinha")[0]], ["stats"]):
+        out, err = cli(*command, "--db", victim, code=None)
+        assert "\x1b" not in out + err, command
+    out, _ = cli("list", "--db", victim)
+    assert "\\x1b[2J" in out and "[/x]" in out
+
+
+def test_every_screen_escapes_what_it_prints(victim: Path):
+    out, _ = cli("sql", "SELECT '[/x]' AS a, chr(27) || '[2J' AS b", "--db", victim)
+    assert "[/x]" in out and "\x1b" not in out and "\\x1b[2J" in out
+    out, _ = cli("sql", "SELECT chr(27) || '[2J' AS b", "--csv", "--db", victim)
+    assert "\x1b" not in out
+
+
+def test_a_huge_list_limit_is_no_limit(victim: Path):
+    out, _ = cli("list", "--limit", "99999999999999999999999", "--db", victim, "--json")
+    assert len(json.loads(out)) == 2
+
+
+def test_a_fish_sign_up_of_garbage_is_refused_without_a_traceback():
+    from matchlog.referee.fish_remote import serve
+
+    caught: list[BaseException] = []
+    previous = threading.excepthook
+    threading.excepthook = lambda hook: caught.append(hook.exc_value)  # type: ignore[assignment]
+    refused: list[str] = []
+
+    hung_up: list[bytes] = []
+
+    def send(host: str, bound: int) -> None:
+        for garbage in (b"1" * 5000, b"[" * 100_000):
+            with socket.create_connection((host, bound)) as client:
+                client.sendall(garbage)
+                client.settimeout(5)
+                try:
+                    hung_up.append(client.recv(10))  # the server refuses it and hangs up...
+                except ConnectionResetError:
+                    hung_up.append(b"")  # ...with what it did not read still unread
+
+    def send_garbage(host: str, bound: int) -> None:
+        threading.Thread(target=send, args=(host, bound), daemon=True).start()
+
+    try:
+        with pytest.raises(MatchlogError) as too_few:
+            serve(
+                port=0, min_players=2, wait=0.5, periods=1, name_timeout=5, on_listening=send_garbage,
+                on_signup=lambda signed: refused.append(signed.refused),
+            )  # fmt: skip
+    finally:
+        threading.excepthook = previous
+    assert too_few.value.code == "remote.too_few"
+    assert caught == [] and len(refused) == 2 and all("read" in r or "JSON" in r for r in refused), refused
+    assert hung_up == [b"", b""]
+
+
+@pytest.mark.parametrize("garbage", [b"1" * 5000, b"[" * 100_000])
+def test_client_fish_against_a_server_sending_garbage_says_so(garbage: bytes):
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+
+        def answer() -> None:
+            connection, _ = server.accept()
+            with connection:
+                connection.recv(100)  # the name
+                connection.sendall(garbage)
+                time.sleep(1)
+
+        threading.Thread(target=answer, daemon=True).start()
+        _, err = cli("client", "fish", "--name", "alice", "--port", port, "--timeout", "5", code=2)
+    assert err.startswith("error[remote.") and "internal" not in err, err
