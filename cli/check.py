@@ -6,6 +6,7 @@ import typer
 
 from matchlog.events import UsageError
 from matchlog.replay.audit import audit, dispute
+from matchlog.replay.deep import verify_deep
 from matchlog.replay.views import seat_audit, seat_dispute
 
 from .base import (
@@ -30,12 +31,27 @@ from .output import (
 @reports_errors
 def verify(
     match: Annotated[str | None, typer.Argument(help="One match (default: every match in the log).")] = None,
+    deep: Annotated[
+        bool,
+        typer.Option(
+            "--deep",
+            help="Also derive the catalogue, seats, figures and a sample of snapshots again from the events, "
+            "and name every row that disagrees.",
+        ),
+    ] = False,
     db: Db = DEFAULT_DB,
     json: Json = False,
 ) -> None:
-    """Check the hash chain of every event, and each match's head in the catalogue."""
+    """Check the hash chain of every event, and each match's head in the catalogue.
+
+    With --deep, also everything derived from the events: each row of matches, seats and figures is
+    derived again and compared, and a sample of cached snapshots folded again (a bad one is dropped).
+    """
     with open_log(db) as store:
-        findings = store.verify(match)
+        if deep:
+            findings = verify_deep(store, None if match is None else [store.resolve(match)])
+        else:
+            findings = store.verify(match)
         count = store.count() if match is None else store.match(match).last_seq + 1
         matches = len(store.matches(limit=None)) if match is None else 1
     if json:
@@ -52,7 +68,10 @@ def verify(
             where = f" seq {finding.seq}" if finding.seq is not None else ""
             console.out(f"FAIL match {finding.match_id}{where} [{finding.code}] {finding.message}")
     else:
-        console.out(f"ok: {matches} match{'es' if matches != 1 else ''}, {count} events, every hash chain verifies")
+        derived = "; every derived row agrees with them" if deep else ""
+        console.out(
+            f"ok: {matches} match{'es' if matches != 1 else ''}, {count} events, every hash chain verifies{derived}"
+        )
     if findings:
         raise typer.Exit(1)
 

@@ -2,6 +2,7 @@
 
 from .audit import AuditFinding, Dispute, MatchAudit, audit, audit_records, dispute, dispute_records
 from .branch import abandon, fork, undo, undoable
+from .deep import verify_deep
 from .fold import Step, Visitor, effective, engine_of, fold, fold_all, timeline, undone_seqs
 from .imports import check_match, import_jsonl
 from .projections import figures_of, refresh
@@ -69,5 +70,6 @@ __all__ = [
     "undo",
     "undoable",
     "undone_seqs",
+    "verify_deep",
     "wilson",
 ]

@@ -37,7 +37,7 @@ from matchlog.events import (
 )
 
 from .catalogue import Appended, Figures, Finding, MatchInfo, select_matches
-from .chain import SQL_EXPECTED_HASH
+from .chain import SQL_EXPECTED_HASH, snapshot_digest
 from .schema import DDL, SCHEMA_VERSION
 from .writer import Item, Request, Writer, items, replace_figures
 
@@ -204,7 +204,9 @@ class Store:
         try:
             self._check_is_log(create=not read_only)
             if not read_only:
+                self._drop_old_snapshots()
                 self._db.execute(DDL)
+            self._digests = self._has_snapshot_digests()
         except Exception as error:
             self._db.close()
             if is_interrupt(error):
@@ -244,6 +246,19 @@ class Store:
                 f"version {SCHEMA_VERSION}",
                 code="store.version",
             )
+
+    def _drop_old_snapshots(self) -> None:
+        """Drop a snapshot cache from before snapshots carried a digest (it is only a cache)."""
+        tables = {name for (name,) in self._db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        if "snapshots" in tables and not self._has_snapshot_digests():
+            self._db.execute("DROP TABLE snapshots")
+
+    def _has_snapshot_digests(self) -> bool:
+        return bool(
+            self._db.execute(
+                "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'snapshots' AND column_name = 'digest'"
+            ).fetchall()[0][0]
+        )
 
     def close(self) -> None:
         """Commit what is queued and release the file."""
@@ -574,17 +589,59 @@ class Store:
     # -- snapshots ---------------------------------------------------------------------------
 
     def snapshot(self, match_id: UUID, upto: int, engine: str) -> tuple[int, bytes] | None:
-        """The latest cached state of `match_id` at a seq <= `upto`, for the engine key given."""
+        """The latest cached state of `match_id` at a seq <= `upto`, for the engine key given, whose
+        digest matches the log as it is now; one that does not is dropped, never returned."""
+        if not self._digests:
+            return None
         rows = (
             self._read()
             .execute(
-                "SELECT seq, state FROM snapshots WHERE match_id = ? AND seq <= ? AND engine = ?"
-                " ORDER BY seq DESC LIMIT 1",
+                "SELECT s.seq, s.state, s.digest, e.hash FROM snapshots s"
+                " LEFT JOIN events e ON e.match_id = s.match_id AND e.seq = s.seq"
+                " WHERE s.match_id = ? AND s.seq <= ? AND s.engine = ? ORDER BY s.seq DESC",
                 [match_id, upto, engine],
             )
             .fetchall()
         )
-        return (rows[0][0], bytes(rows[0][1])) if rows else None
+        for seq, state, digest, head in rows:
+            if head is not None and snapshot_digest(bytes(head), engine, bytes(state)) == bytes(digest):
+                return seq, bytes(state)
+            self.drop_snapshot(match_id, seq, engine)
+        return None
+
+    def snapshot_keys(self) -> list[tuple[UUID, int, str]]:
+        """Every cached state's (match id, seq, engine key)."""
+        if not self._digests:
+            return []
+        return [tuple(row) for row in self._read().execute("SELECT match_id, seq, engine FROM snapshots").fetchall()]  # type: ignore[misc]
+
+    def snapshot_at(self, match_id: UUID, seq: int, engine: str) -> tuple[bytes, bool] | None:
+        """The cached state at exactly `seq`, and whether its digest matches the log (not dropped)."""
+        rows = (
+            self._read()
+            .execute(
+                "SELECT s.state, s.digest, e.hash FROM snapshots s"
+                " LEFT JOIN events e ON e.match_id = s.match_id AND e.seq = s.seq"
+                " WHERE s.match_id = ? AND s.seq = ? AND s.engine = ?",
+                [match_id, seq, engine],
+            )
+            .fetchall()
+        )
+        if not rows:
+            return None
+        state, digest, head = rows[0]
+        matches = head is not None and snapshot_digest(bytes(head), engine, bytes(state)) == bytes(digest)
+        return bytes(state), matches
+
+    def drop_snapshot(self, match_id: UUID, seq: int, engine: str) -> None:
+        """Drop one cached state (a read-only log keeps its cache as it is)."""
+        if self._writer is None:
+            return
+        self._writer.submit_call(
+            lambda con: con.execute(
+                "DELETE FROM snapshots WHERE match_id = ? AND seq = ? AND engine = ?", [match_id, seq, engine]
+            )
+        ).result()
 
     @property
     def writable(self) -> bool:
@@ -607,12 +664,17 @@ class Store:
         return None
 
     def put_snapshot(self, match_id: UUID, seq: int, engine: str, state: bytes) -> None:
-        """Cache a folded state (a read-only log silently keeps no cache)."""
+        """Cache a state folded to `seq`, with its digest (a read-only log silently keeps no cache)."""
         if self._writer is None:
             return
+        found = self._read().execute("SELECT hash FROM events WHERE match_id = ? AND seq = ?", [match_id, seq])
+        heads = found.fetchall()
+        if len(heads) != 1:
+            return  # no single event there to tie it to
+        digest = snapshot_digest(bytes(heads[0][0]), engine, state)
         self._writer.submit_call(
             lambda con: con.execute(
-                "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?)", [match_id, seq, engine, state]
+                "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?, ?)", [match_id, seq, engine, state, digest]
             )
         ).result()
 

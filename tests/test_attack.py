@@ -38,6 +38,7 @@ from matchlog.events import (
 from matchlog.referee import play_match
 from matchlog.referee.porrinha import RandomPlayer as PorrinhaRandom
 from matchlog.store import GENESIS, Store, chain_hash
+from matchlog.store.chain import snapshot_digest
 
 runner = CliRunner()
 
@@ -423,3 +424,96 @@ def test_client_fish_against_a_server_sending_garbage_says_so(garbage: bytes):
         threading.Thread(target=answer, daemon=True).start()
         _, err = cli("client", "fish", "--name", "alice", "--port", port, "--timeout", "5", code=2)
     assert err.startswith("error[remote.") and "internal" not in err, err
+
+
+# -- 3. derived tables that lie ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def honest(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, int]:
+    """A log with finished matches of two games, and one long match with cached snapshots."""
+    db = tmp_path_factory.mktemp("derived") / "log.duckdb"
+    cli(
+        "play",
+        "porrinha",
+        "-p",
+        "random",
+        "-p",
+        "random",
+        "-p",
+        "random",
+        "--games",
+        "3",
+        "--seed",
+        "2",
+        "-q",
+        "--db",
+        db,
+    )
+    cli("play", "backgammon", "-p", "random", "-p", "random", "--seed", "4", "-q", "--db", db)
+    cli("play", "porrinha", "-p", "random", "-p", "random", "--chopsticks", "9", "--seed", "3", "-q", "--db", db)
+    long = ids(db, "porrinha")[0]
+    with Store(db) as store:
+        last = store.match(long).last_seq
+        assert last > 256, "the long match is too short to cache a snapshot"
+    cli("show", long, "--db", db)  # time travel caches its snapshots
+    with Store(db) as store:
+        assert store.query("SELECT count(*) FROM snapshots")[0][0] >= 1
+    return db, long, last
+
+
+FIRST = "WHERE match_id = (SELECT min(match_id) FROM matches)"
+EDITS = {
+    "matches.winners": f"UPDATE matches SET winners = [1] {FIRST}",
+    "matches.result": f"UPDATE matches SET result = replace(result, '\"winners\":[', '\"winners\":[2,') {FIRST}",
+    "matches.status": f"UPDATE matches SET status = 'abandoned' {FIRST}",
+    "matches.players": f"UPDATE matches SET players = ['x', 'y', 'z'] {FIRST}",
+    "seats (seat 0).place": f"UPDATE seats SET place = 9 {FIRST} AND seat = 0",
+    "figures (": f"UPDATE figures SET value = value * 10 {FIRST}",
+}
+
+
+@pytest.mark.parametrize("column", sorted(EDITS))
+def test_verify_deep_names_an_edited_row_of_every_derived_table(
+    honest: tuple[Path, str, int], column: str, tmp_path: Path
+):
+    source, _, _ = honest
+    db = tmp_path / "log.duckdb"
+    db.write_bytes(source.read_bytes())
+    with Store(db) as store:
+        store.query(EDITS[column])
+        edited = str(store.query("SELECT min(match_id) FROM matches")[0][0])
+    cli("verify", "--db", db)  # the chains are whole...
+    cli("audit", "--all", "--db", db)  # ...and every match followed the rules
+    out, _ = cli("verify", "--deep", "--db", db, code=1)
+    assert f"FAIL match {edited}" in out and f"{column}" in out, out
+    assert cli("verify", "--deep", "--db", source)[0].startswith("ok:")
+
+
+def test_a_snapshot_that_lies_is_never_trusted_and_verify_deep_names_it(honest: tuple[Path, str, int], tmp_path: Path):
+    source, long, last = honest
+    truth, _ = cli("show", long, "--at", last, "--json", "--db", source)
+    for heavy in (False, True):
+        db = tmp_path / f"log{heavy}.duckdb"
+        db.write_bytes(source.read_bytes())
+        with Store(db) as store:
+            seq, state = store.query("SELECT seq, state FROM snapshots ORDER BY seq DESC LIMIT 1")[0]
+            if heavy:  # garbage, with a digest recomputed as the attacker can
+                head = store.query(f"SELECT hash FROM events WHERE match_id = '{long}' AND seq = {seq}")[0][0]
+                garbage = bytes(range(256)) * 4
+                store.query(
+                    "UPDATE snapshots SET state = ?, digest = ? WHERE seq = ?",
+                    [garbage, snapshot_digest(bytes(head), "porrinha:1", garbage), seq],
+                )
+            else:  # a byte changed
+                store.query("UPDATE snapshots SET state = ? WHERE seq = ?", [bytes(state)[:-1] + b"\x00", seq])
+        if heavy:
+            out, _ = cli("verify", "--deep", "--db", db, code=1)
+            assert "derived.snapshot" in out and "dropped" in out, out
+            with Store(db) as store:  # put it back: time travel must not trust it either
+                store.query(
+                    "INSERT OR REPLACE INTO snapshots VALUES (?, ?, 'porrinha:1', ?, ?)",
+                    [long, seq, garbage, snapshot_digest(bytes(head), "porrinha:1", garbage)],
+                )
+        shown, err = cli("show", long, "--at", last, "--json", "--db", db)
+        assert shown == truth and "internal" not in err
