@@ -38,7 +38,6 @@ from matchlog.events import (
 from matchlog.referee import play_match
 from matchlog.referee.porrinha import RandomPlayer as PorrinhaRandom
 from matchlog.store import GENESIS, Store, chain_hash
-from matchlog.store.chain import snapshot_digest
 
 runner = CliRunner()
 
@@ -60,7 +59,7 @@ def ids(db: Path, game: str) -> list[str]:
 
 def test_a_seat_cannot_tell_that_another_seats_drawn_tile_is_a_joker(tmp_path: Path):
     db = tmp_path / "log.duckdb"
-    cli("play", "davinci", "-p", "random", "-p", "random", "--jokers", "--games", "8", "--seed", "5", "-q", "--db", db)
+    cli("play", "davinci", "-p", "random", "-p", "random", "--jokers", "--games", "4", "--seed", "5", "-q", "--db", db)
     after_joker, after_number = set(), set()
     for match_id in ids(db, "davinci"):
         full = json.loads(cli("replay", match_id, "--db", db, "--json")[0])
@@ -73,6 +72,8 @@ def test_a_seat_cannot_tell_that_another_seats_drawn_tile_is_a_joker(tmp_path: P
             (after_joker if joker else after_number).add(mine[seq + 1]["type"])
             # Seat 0 sees nothing that names a joker of seat 1's...
             assert "joker" not in mine[seq]["text"] + mine[seq + 1]["text"], mine[seq : seq + 2]
+            if not joker:
+                continue
             # ...nor a decision only a joker asks for.
             shown = json.loads(cli("show", match_id, "--at", seq, "--as-seat", "0", "--db", db, "--json")[0])
             assert shown["to_act"] is None or shown["to_act"]["decision"] != "place_joker", shown["to_act"]
@@ -339,8 +340,8 @@ def test_an_import_of_3005_seats_the_game_can_take_keeps_stats_working(victim: P
     path = victim.with_name("forged.jsonl")
     path.write_bytes(forged("porrinha", [started("porrinha", 3005), ended(3005)]))
     cli("import", path, "--db", victim)
-    out, _ = cli("stats", "--db", victim)
-    assert "porrinha" in out
+    stats = json.loads(cli("stats", "--db", victim, "--json")[0])
+    assert [g["finished"] for g in stats["games"]] == [3]
 
 
 def test_one_bad_match_already_in_a_log_never_breaks_a_command_about_the_others(victim: Path):
@@ -491,6 +492,8 @@ def test_verify_deep_names_an_edited_row_of_every_derived_table(
 
 
 def test_a_snapshot_that_lies_is_never_trusted_and_verify_deep_names_it(honest: tuple[Path, str, int], tmp_path: Path):
+    from matchlog.store.chain import snapshot_digest
+
     source, long, last = honest
     truth, _ = cli("show", long, "--at", last, "--json", "--db", source)
     for heavy in (False, True):
