@@ -42,7 +42,7 @@ from matchlog.store import Appended, Figures, Store
 
 from .calls import Reply
 
-__all__ = ["GameProtocol", "MemoryRecorder", "Recorder", "Referee", "StoreRecorder", "held_ctrl_c"]
+__all__ = ["GameProtocol", "MemoryRecorder", "Recorder", "Referee", "StoreRecorder", "ctrl_c_deferred", "held_ctrl_c"]
 
 #: A match that needs more decisions than this is ended as abandoned (players that never progress).
 MAX_DECISIONS = 200_000
@@ -50,22 +50,71 @@ MAX_DECISIONS = 200_000
 _ANSWER_LIMIT = 200
 
 
+class _Held:
+    """Ctrl-C held back through steps that must not be cut in two (see `held_ctrl_c`)."""
+
+    depth = 0
+    pressed = False
+
+
+def _deferring_ctrl_c(signum: int, frame: object) -> None:
+    """Python's own Ctrl-C, but one that comes inside a held step waits for the step to end."""
+    if _Held.depth:
+        _Held.pressed = True
+        return
+    raise KeyboardInterrupt
+
+
 @contextlib.contextmanager
-def held_ctrl_c() -> Iterator[None]:
-    """Hold a Ctrl-C back through a step that must not be cut in two (events applied but not
-    recorded, a batch taken from the buffer but not sent): one that comes meanwhile is raised as
-    the step ends, where the match is whole. Only where Ctrl-C would raise (the main thread, with
-    Python's own handler); elsewhere, and where it is ignored or caught, there is nothing to hold."""
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler or (
+def ctrl_c_deferred() -> Iterator[None]:
+    """Within, Ctrl-C raises KeyboardInterrupt as it would, except inside a `held_ctrl_c()` step,
+    where it waits for the step to end. (Only where Python's own handler is installed, in the main
+    thread: a Ctrl-C that is ignored or caught stays so.)"""
+    if (
         threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
     ):
         yield
         return
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.signal(signal.SIGINT, _deferring_ctrl_c)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, previous)
+
+
+class held_ctrl_c:
+    """Hold a Ctrl-C back through a step that must not be cut in two (events applied but not
+    recorded, a batch taken from the buffer but not sent): one that comes meanwhile is raised as
+    the step ends, where the match is whole. Blocking the signal would not do: the kernel hands it
+    to another thread (the log's writer, a player's), and Python raises it in the main thread all
+    the same. Cheap inside `ctrl_c_deferred()`; elsewhere it installs the deferring handler for
+    the step."""
+
+    def __enter__(self) -> None:
+        self._installed = None
+        if threading.current_thread() is not threading.main_thread():
+            self._held = False
+            return
+        handler = signal.getsignal(signal.SIGINT)
+        if handler is signal.default_int_handler:
+            self._installed = signal.signal(signal.SIGINT, _deferring_ctrl_c)
+        elif handler is not _deferring_ctrl_c:
+            self._held = False  # ignored, or caught by someone else: nothing to hold
+            return
+        self._held = True
+        _Held.depth += 1
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
+        if not self._held:
+            return
+        _Held.depth -= 1
+        if self._installed is not None:
+            signal.signal(signal.SIGINT, self._installed)
+        if _Held.depth == 0 and _Held.pressed:
+            _Held.pressed = False
+            if kind is None or not issubclass(kind, KeyboardInterrupt):
+                raise KeyboardInterrupt
 
 
 class Recorder(Protocol):

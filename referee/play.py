@@ -24,7 +24,7 @@ from matchlog.store import Store
 
 from . import backgammon, davinci, fish
 from .calls import PlayerCalls
-from .match import MemoryRecorder, Recorder, Referee, StoreRecorder
+from .match import MemoryRecorder, Recorder, Referee, StoreRecorder, ctrl_c_deferred
 from .players import is_builtin, make_player, seats_from_specs
 from .porrinha import PorrinhaProtocol
 
@@ -166,25 +166,26 @@ def play_series(
             if on_match is not None:
                 on_match(result)
 
-    try:
-        for number in range(1, games + 1):
-            series = Series(series_id, number, games) if games > 1 else None
-            in_flight.append(
-                play_match(
-                    game,
-                    seats,
-                    players,
-                    options=options,
-                    store=store,
-                    timeout=timeout,
-                    series=series,
-                    seed=base.randrange(2**63),
-                    wait=False,
+    with ctrl_c_deferred():  # a Ctrl-C waits for the step of the match in play to end
+        try:
+            for number in range(1, games + 1):
+                series = Series(series_id, number, games) if games > 1 else None
+                in_flight.append(
+                    play_match(
+                        game,
+                        seats,
+                        players,
+                        options=options,
+                        store=store,
+                        timeout=timeout,
+                        series=series,
+                        seed=base.randrange(2**63),
+                        wait=False,
+                    )
                 )
-            )
-            report()
-    except KeyboardInterrupt:
-        report(every=True)  # what finished is on its way to the log: make it durable, and say so
-        raise
+                report()
+        except KeyboardInterrupt:
+            report(every=True)  # what finished is on its way to the log: make it durable, and say so
+            raise
     report(every=True)
     return SeriesResult(series_id, tuple(MatchResult(r.match_id, r.seats, r.outcome) for r in results), places)
