@@ -53,6 +53,7 @@ _ANSWER_LIMIT = 200
 class _Held:
     """Ctrl-C held back through steps that must not be cut in two (see `held_ctrl_c`)."""
 
+    installed = 0  # how many ctrl_c_deferred() are open (in the main thread)
     depth = 0
     pressed = False
 
@@ -77,40 +78,34 @@ def ctrl_c_deferred() -> Iterator[None]:
         yield
         return
     previous = signal.signal(signal.SIGINT, _deferring_ctrl_c)
+    _Held.installed += 1
     try:
         yield
     finally:
+        _Held.installed -= 1
         signal.signal(signal.SIGINT, previous)
 
 
 class held_ctrl_c:
     """Hold a Ctrl-C back through a step that must not be cut in two (events applied but not
-    recorded, a batch taken from the buffer but not sent): one that comes meanwhile is raised as
-    the step ends, where the match is whole. Blocking the signal would not do: the kernel hands it
-    to another thread (the log's writer, a player's), and Python raises it in the main thread all
-    the same. Cheap inside `ctrl_c_deferred()`; elsewhere it installs the deferring handler for
-    the step."""
+    recorded, a batch taken from the buffer but not sent): inside `ctrl_c_deferred()`, one that
+    comes meanwhile is raised as the step ends, where the match is whole. Blocking the signal would
+    not do: the kernel hands it to another thread (the log's writer, a player's), and Python
+    raises it in the main thread all the same. Elsewhere (a worker that ignores Ctrl-C, another
+    thread) there is nothing to hold, and it costs a lookup."""
+
+    __slots__ = ("_held",)
 
     def __enter__(self) -> None:
-        self._installed = None
-        if threading.current_thread() is not threading.main_thread():
-            self._held = False
-            return
-        handler = signal.getsignal(signal.SIGINT)
-        if handler is signal.default_int_handler:
-            self._installed = signal.signal(signal.SIGINT, _deferring_ctrl_c)
-        elif handler is not _deferring_ctrl_c:
-            self._held = False  # ignored, or caught by someone else: nothing to hold
-            return
-        self._held = True
-        _Held.depth += 1
+        # (No signal.getsignal here: it costs more than the step it guards.)
+        self._held = _Held.installed > 0 and threading.get_ident() == threading.main_thread().ident
+        if self._held:
+            _Held.depth += 1
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
         if not self._held:
             return
         _Held.depth -= 1
-        if self._installed is not None:
-            signal.signal(signal.SIGINT, self._installed)
         if _Held.depth == 0 and _Held.pressed:
             _Held.pressed = False
             if kind is None or not issubclass(kind, KeyboardInterrupt):

@@ -103,17 +103,18 @@ def play_match(
         for seat, player in zip(seats, players, strict=True)
     ]
     chance = ChanceSource(seed_for(seed)) if spec.chance else None
-    referee = Referee(engine, started, recorder, match_id=match_id, on_event=on_event, chance=chance)
-    try:
-        RUNNERS[game](referee, calls, chance or random.Random(seed))
-    except KeyboardInterrupt:
-        if referee.outcome is None:  # what was played stays in the log, ended as abandoned
-            referee.abandon("match interrupted")
-            recorder.wait()
-        raise
-    finally:
-        for call in calls:
-            call.close()
+    with ctrl_c_deferred():  # a Ctrl-C waits for the step in progress to be whole in the log
+        referee = Referee(engine, started, recorder, match_id=match_id, on_event=on_event, chance=chance)
+        try:
+            RUNNERS[game](referee, calls, chance or random.Random(seed))
+        except KeyboardInterrupt:
+            if referee.outcome is None:  # what was played stays in the log, ended as abandoned
+                referee.abandon("match interrupted")
+                recorder.wait()
+            raise
+        finally:
+            for call in calls:
+                call.close()
     assert referee.outcome is not None, f"the {game} runner ended without recording an outcome"
     if wait:
         recorder.wait()
