@@ -353,6 +353,8 @@ def test_one_bad_match_already_in_a_log_never_breaks_a_command_about_the_others(
         store.append(uuid7(), [odd, HandChosen(seat=0, hand=1)], 0)
     out, err = cli("stats", "--db", victim)
     assert "porrinha" in out and "chess" in err
+    out, _ = cli("verify", "--deep", "--db", victim, code=1)
+    assert "[derived.unreadable]" in out and "chess" in out
     out, err = cli("export", "--all", "--as-seat", "0", "--db", victim)
     assert out.count("\n") > 20 and "chess" in err
     for command in (["list"], ["replay", ids(victim, "porrinha")[0]], ["show", ids(victim, "porrinha")[0]], ["stats"]):
