@@ -106,10 +106,8 @@ def by_decision(reveals: Mapping[str, Reveal], otherwise: Reveal) -> Reveal:
 def keeping(*fields: str, **fixed: Any) -> StandIn:
     """A stand-in of the same type holding only `fields` (and `fixed` values): every other field
     takes its default, so a field added to the type later is withheld until it is listed here.
-
-    Raises:
-        TypeError: when the stand-in is built, if a dropped field has no default and no fixed value.
-    """
+    (A dropped field with no default needs a fixed value: the stand-in raises TypeError otherwise,
+    which the declaration test of every game finds.)"""
 
     def stand_in(event: Event) -> Event:
         kept = {name: getattr(event, name) for name in fields}
