@@ -107,7 +107,7 @@ def keeping(*fields: str, **fixed: Any) -> StandIn:
     """A stand-in of the same type holding only `fields` (and `fixed` values): every other field
     takes its default, so a field added to the type later is withheld until it is listed here.
     (A dropped field with no default needs a fixed value: the stand-in raises TypeError otherwise,
-    which the declaration test of every game finds.)"""
+    which the views property test, playing every game, finds.)"""
 
     def stand_in(event: Event) -> Event:
         kept = {name: getattr(event, name) for name in fields}
