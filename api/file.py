@@ -8,7 +8,7 @@ service and the CLI through the service all answer alike.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
@@ -16,10 +16,13 @@ from typing import IO, Any
 from uuid import UUID
 
 from matchlog.engines import get as get_engine
-from matchlog.events import Draft, Event, StoreError, UsageError
+from matchlog.events import Draft, Event, MatchlogError, StoreError, UsageError
 from matchlog.replay import abandon, dispute, export_seat_jsonl, fork, state_at, statistics, timeline, undo
 from matchlog.replay.audit import MatchAudit, audit
-from matchlog.replay.frames import Frame, frames, seen_turn
+from matchlog.replay.deep import verify_deep
+from matchlog.replay.frames import Frame, frames
+from matchlog.replay.imports import import_jsonl
+from matchlog.replay.views import seat_audit, seat_dispute, seat_lines, seat_state
 from matchlog.store import Appended, Figures, MatchInfo, Store
 
 from .log import SPECTATOR, Line, Log, Position, SqlResult, Verification
@@ -105,7 +108,22 @@ class FileLog(Log):
         info = self.store.match(match)
         seat = seat_for(as_seat, len(info.players))
         records = self.store.read(info.match_id, stop=stop)
-        full = as_seat is None
+        if as_seat is not None:  # every seat output goes through the views (replay.views)
+            return [
+                Line(
+                    match_id=line.match_id,
+                    seq=line.seq,
+                    at_us=line.at_us,
+                    actor=line.actor,
+                    type=line.type,
+                    event=line.event,
+                    text=line.text,
+                    undone_by=line.undone_by,
+                    as_seat=as_seat,
+                )
+                for line in seat_lines(records, seat)
+                if line.seq >= start
+            ]
         return [
             Line(
                 match_id=step.record.match_id,
@@ -116,11 +134,10 @@ class FileLog(Log):
                 event=step.event,
                 text=step.text,
                 undone_by=step.undone_by,
-                as_seat=as_seat,
-                event_id=step.record.event_id if full else None,
-                hash=step.record.hash if full else None,
+                event_id=step.record.event_id,
+                hash=step.record.hash,
             )
-            for step in timeline(records, seat, as_seat=not full)
+            for step in timeline(records)
             if step.record.seq >= start
         ]
 
@@ -129,18 +146,28 @@ class FileLog(Log):
         seat = seat_for(as_seat, len(info.players))
         current = state_at(self.store, info.match_id, seq)
         engine, state = current.engine, current.state
-        turn = seen_turn(engine, state, as_seat)
-        if as_seat is not None:
-            state = engine.view(state, seat)
+        if as_seat is not None:  # every seat output goes through the views (replay.views)
+            seen = seat_state(engine, info.match_id, current.seq, state, seat)
+            return Position(
+                match_id=info.match_id,
+                game=info.game,
+                seq=seen.seq,
+                last_seq=info.last_seq,
+                as_seat=as_seat,
+                state=seen.state,
+                to_act=seen.to_act,
+                outcome=seen.outcome,
+                text=seen.text,
+            )
         return Position(
             match_id=info.match_id,
             game=info.game,
             seq=current.seq,
             last_seq=info.last_seq,
-            as_seat=as_seat,
+            as_seat=None,
             state=state,
-            to_act=turn,
-            outcome=engine.outcome(current.state),
+            to_act=engine.to_act(state),
+            outcome=engine.outcome(state),
             text=engine.render(state),
         )
 
@@ -162,7 +189,11 @@ class FileLog(Log):
     # -- checking -----------------------------------------------------------------------------
 
     def verify(self, matches: UUID | str | Sequence[UUID] | None = None, *, deep: bool = False) -> Verification:
-        findings = self.store.verify(matches)
+        if deep:
+            ids = None if matches is None else [self.store.resolve(m) for m in _as_list(matches)]
+            findings = verify_deep(self.store, ids)
+        else:
+            findings = self.store.verify(matches)
         if matches is None:
             count, events = len(self.store.matches()), self.store.count()
         elif isinstance(matches, UUID | str):
@@ -170,14 +201,19 @@ class FileLog(Log):
         else:
             infos = [self.store.match(m) for m in matches]
             count, events = len(infos), sum(i.last_seq + 1 for i in infos)
-        return Verification(ok=not findings, matches=count, events=events, findings=list(findings))
+        return Verification(ok=not findings, matches=count, events=events, findings=list(findings), deep=deep)
 
-    def audit(self, matches: Sequence[UUID | str] | None = None) -> Iterator[MatchAudit]:
+    def audit(self, matches: Sequence[UUID | str] | None = None, *, as_seat: int | None = None) -> Iterator[MatchAudit]:
         ids = None if matches is None else [self.store.resolve(m) for m in matches]
-        return audit(self.store, ids)
+        if as_seat is None:
+            return audit(self.store, ids)
+        chosen = ids if ids is not None else [info.match_id for info in self.store.matches()]
+        return (seat_audit(self.store, match_id, _engine_seat(as_seat)) for match_id in chosen)
 
-    def dispute(self, match: UUID | str, seq: int) -> Any:
-        return dispute(self.store, match, seq)
+    def dispute(self, match: UUID | str, seq: int, *, as_seat: int | None = None) -> Any:
+        if as_seat is None:
+            return dispute(self.store, match, seq)
+        return seat_dispute(self.store, match, seq, _engine_seat(as_seat))
 
     # -- across matches -----------------------------------------------------------------------
 
@@ -204,13 +240,14 @@ class FileLog(Log):
         *,
         format: str = "jsonl",
         as_seat: int | None = None,
+        on_skip: Callable[[UUID, MatchlogError], None] | None = None,
     ) -> int:
         ids = None if matches is None else [self.store.resolve(m) for m in matches]
         if as_seat is not None:
             if format != "jsonl":
                 raise UsageError("a seat's view is exported as JSON Lines only", code="usage.export")
             chosen = ids if ids is not None else [info.match_id for info in self.store.matches()]
-            return export_seat_jsonl(self.store, out, chosen, None if as_seat == SPECTATOR else as_seat)
+            return export_seat_jsonl(self.store, out, chosen, _engine_seat(as_seat), on_skip=on_skip)
         if format == "parquet":
             return self.store.export_parquet(out, ids)
         if format == "jsonl":
@@ -256,7 +293,7 @@ class FileLog(Log):
         return self.store.put_figures(sets, wait=wait)
 
     def import_jsonl(self, lines: Iterable[bytes]) -> list[Appended]:
-        return self.store.import_jsonl(lines)
+        return import_jsonl(self.store, lines)  # the chains, and what only a referee could have recorded
 
     def undo(self, match: UUID | str, *, reason: str = "") -> Appended:
         return undo(self.store, match, reason=reason)
@@ -266,6 +303,15 @@ class FileLog(Log):
 
     def fork(self, match: UUID | str, at: int) -> UUID:
         return fork(self.store, match, at)
+
+
+def _engine_seat(as_seat: int) -> int | None:
+    """A view's seat as the replay layer takes it (None: a spectator)."""
+    return None if as_seat == SPECTATOR else as_seat
+
+
+def _as_list(matches: UUID | str | Sequence[UUID]) -> list[UUID | str]:
+    return [matches] if isinstance(matches, UUID | str) else list(matches)
 
 
 def _may_write(path: Path) -> bool:

@@ -11,7 +11,7 @@ caller may ask for from its token; a file opened here holds everything and gives
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from datetime import datetime
 from typing import IO, Any
@@ -20,7 +20,7 @@ from uuid import UUID
 import msgspec
 
 from matchlog.engines import Turn
-from matchlog.events import AnyEvent, Draft, Event, Outcome
+from matchlog.events import AnyEvent, Draft, Event, MatchlogError, Outcome
 
 __all__ = [
     "SPECTATOR",
@@ -206,15 +206,22 @@ class Log(abc.ABC):
         """
 
     @abc.abstractmethod
-    def audit(self, matches: Sequence[UUID | str] | None = None) -> Iterator[Any]:
-        """Re-judge matches by the rules (all by default): one `replay.MatchAudit` each."""
-
-    @abc.abstractmethod
-    def dispute(self, match: UUID | str, seq: int) -> Any:
-        """The evidence about one event (`replay.Dispute`), as `matchlog audit MATCH --seq N`.
+    def audit(self, matches: Sequence[UUID | str] | None = None, *, as_seat: int | None = None) -> Iterator[Any]:
+        """Re-judge matches by the rules (all by default): one `replay.MatchAudit` each; with
+        `as_seat`, each report as that seat may see it (every finding's seq and rule, its evidence
+        only about what the seat saw whole).
 
         Raises:
-            UnknownMatch, UsageError: no such match or seq.
+            UsageError: a seat the match does not have.
+        """
+
+    @abc.abstractmethod
+    def dispute(self, match: UUID | str, seq: int, *, as_seat: int | None = None) -> Any:
+        """The evidence about one event (`replay.Dispute`), as `matchlog audit MATCH --seq N`;
+        with `as_seat`, as that seat may see it.
+
+        Raises:
+            UnknownMatch, UsageError: no such match, seq or seat.
         """
 
     # -- across matches -----------------------------------------------------------------------
@@ -244,9 +251,12 @@ class Log(abc.ABC):
         *,
         format: str = "jsonl",
         as_seat: int | None = None,
+        on_skip: Callable[[UUID, MatchlogError], None] | None = None,
     ) -> int:
         """Write matches (all by default) to `out`: `jsonl` (the importable record with its hash
-        chain, or with `as_seat` that seat's lines) or `parquet`; returns how many events.
+        chain, or with `as_seat` that seat's lines) or `parquet`; returns how many events. A match
+        a seat's export cannot read back (a game this matchlog does not know) is left out and given
+        to `on_skip` (without one, it is raised).
 
         Raises:
             UsageError: a format or view that cannot be exported.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import queue
 import socket
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from datetime import datetime
 from typing import IO, Any
@@ -298,22 +298,29 @@ class ServerLog(Log):
 
     def verify(self, matches: UUID | str | Sequence[UUID] | None = None, *, deep: bool = False) -> Verification:
         if matches is None or isinstance(matches, UUID | str):
-            params = {} if matches is None else {"match": self._id(matches)}
+            params: dict[str, Any] = {} if matches is None else {"match": self._id(matches)}
+            if deep:
+                params["deep"] = "true"
             got = self._request("GET", "/api/verify", params=params, decode=_Verification)
         else:
-            body = msgspec.json.encode({"matches": [str(m) for m in matches]})
+            body = msgspec.json.encode({"matches": [str(m) for m in matches], "deep": deep})
             got = self._request("POST", "/api/verify", content=body, decode=_Verification, headers=_JSON)
         return Verification(ok=got.ok, matches=got.matches, events=got.events, findings=got.findings, deep=got.deep)
 
-    def audit(self, matches: Sequence[UUID | str] | None = None) -> Iterator[MatchAudit]:
-        if matches is None:
+    def audit(self, matches: Sequence[UUID | str] | None = None, *, as_seat: int | None = None) -> Iterator[MatchAudit]:
+        if matches is None and as_seat is None:
             yield from self._request("GET", "/api/audit", decode=list[MatchAudit])
             return
-        for match in matches:
-            yield self._request("GET", f"/api/matches/{self._id(match)}/audit", decode=MatchAudit)
+        params = {} if as_seat is None else {"as_seat": as_seat}
+        chosen = matches if matches is not None else [info.match_id for info in self.matches()]
+        for match in chosen:
+            yield self._request("GET", f"/api/matches/{self._id(match)}/audit", params=params, decode=MatchAudit)
 
-    def dispute(self, match: UUID | str, seq: int) -> Dispute:
-        return self._request("GET", f"/api/matches/{self._id(match)}/audit", params={"seq": seq}, decode=Dispute)
+    def dispute(self, match: UUID | str, seq: int, *, as_seat: int | None = None) -> Dispute:
+        params: dict[str, Any] = {"seq": seq}
+        if as_seat is not None:
+            params["as_seat"] = as_seat
+        return self._request("GET", f"/api/matches/{self._id(match)}/audit", params=params, decode=Dispute)
 
     # -- across matches -----------------------------------------------------------------------
 
@@ -340,6 +347,7 @@ class ServerLog(Log):
         *,
         format: str = "jsonl",
         as_seat: int | None = None,
+        on_skip: Callable[[UUID, MatchlogError], None] | None = None,
     ) -> int:
         params: list[tuple[str, Any]] = [("format", format)]
         params += [("match", self._id(m)) for m in matches or ()]

@@ -10,6 +10,7 @@ from matchlog.events import UsageError
 
 from .base import (
     DEFAULT_DB,
+    AsSeat,
     Db,
     Json,
     Server,
@@ -30,13 +31,25 @@ from .output import (
 @reports_errors
 def verify(
     match: Annotated[str | None, typer.Argument(help="One match (default: every match in the log).")] = None,
+    deep: Annotated[
+        bool,
+        typer.Option(
+            "--deep",
+            help="Also derive the catalogue, seats, figures and a sample of snapshots again from the events, "
+            "and name every row that disagrees.",
+        ),
+    ] = False,
     db: Db = DEFAULT_DB,
     server: Server = None,
     json: Json = False,
 ) -> None:
-    """Check the hash chain of every event, and each match's head in the catalogue."""
+    """Check the hash chain of every event, and each match's head in the catalogue.
+
+    With --deep, also everything derived from the events: each row of matches, seats and figures is
+    derived again and compared, and a sample of cached snapshots folded again (a bad one is dropped).
+    """
     with open_log(db, server) as log:
-        result = log.verify(match)
+        result = log.verify(match, deep=deep)
     findings, count, matches = result.findings, result.events, result.matches
     if json:
         emit_json(
@@ -52,7 +65,10 @@ def verify(
             where = f" seq {finding.seq}" if finding.seq is not None else ""
             console.out(f"FAIL match {finding.match_id}{where} [{finding.code}] {finding.message}")
     else:
-        console.out(f"ok: {matches} match{'es' if matches != 1 else ''}, {count} events, every hash chain verifies")
+        derived = "; every derived row agrees with them" if deep else ""
+        console.out(
+            f"ok: {matches} match{'es' if matches != 1 else ''}, {count} events, every hash chain verifies{derived}"
+        )
     if findings:
         raise typer.Exit(1)
 
@@ -65,6 +81,7 @@ def audit_command(
     seq: Annotated[
         int | None, typer.Option(min=0, help="The dispute report for this event of MATCH: the evidence about it.")
     ] = None,
+    as_seat: AsSeat = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
     json: Json = False,
@@ -76,22 +93,25 @@ def audit_command(
     from the seed the referee committed to before play and revealed at the end.
     With --seq N: the state before event N (as the referee and as the acting seat saw it), the answer,
     the ruling and its rule, the legal alternatives, and the hashes that prove the record unchanged.
+    With --as-seat K: the report as seat K may see it (nothing of what it could not see then).
     Example: matchlog audit --all      matchlog audit 01a1fd1f-6d40 --seq 17
     """
     if (match is None) == (not all_matches):
         raise UsageError("give one MATCH or --all", code="usage.arguments")
     if seq is not None and match is None:
         raise UsageError("--seq needs a MATCH", code="usage.arguments")
+    if as_seat is not None and match is None:
+        raise UsageError("--as-seat needs a MATCH", code="usage.arguments")
     with open_log(db, server) as log:
         if seq is not None:
-            report = log.dispute(match, seq)  # type: ignore[arg-type]
+            report = log.dispute(match, seq, as_seat=as_seat)  # type: ignore[arg-type]
             findings = report.findings
             if json:
                 emit_json(report)
             else:
                 print_dispute(report)
         else:
-            reports = list(log.audit(None if match is None else [match]))
+            reports = list(log.audit(None if match is None else [match], as_seat=as_seat))
             findings = [f for r in reports for f in r.findings]
             if json:
                 emit_json({"ok": not findings, "matches": reports})

@@ -22,6 +22,7 @@ from .check import audit_command
 from .inspect import replay, show
 from .output import (
     console,
+    heading,
     short,
 )
 from .play import play_and_report
@@ -67,18 +68,18 @@ def demo(
         ),
     ]
     for title, game, specs, options in tables:
-        console.rule(f"[bold]play[/] {title}")
+        console.rule(heading("play", f" {title}"))
         play_and_report(
             game, specs, options=options, games=games, seed=seed, timeout=DEFAULT_TIMEOUT, quiet=True, db=db, json=False
         )
-    console.rule("[bold]stats[/]")
+    console.rule(heading("stats"))
     stats(db=db)
     with open_log(db) as log:
         last = log.matches(game="porrinha", status="finished", limit=1)[0]
         board = log.matches(game="fish", status="finished", limit=1)[0]
-    console.rule(f"[bold]replay[/] of Porrinha match {short(last.match_id)} (first 16 events)")
+    console.rule(heading("replay", f" of Porrinha match {short(last.match_id)} (first 16 events)"))
     replay(str(last.match_id), start=0, stop=15, as_seat=None, db=db, json=False)
-    console.rule(f"[bold]show[/] the end of Fish match {short(board.match_id)}")
+    console.rule(heading("show", f" the end of Fish match {short(board.match_id)}"))
     show(str(board.match_id), db=db)
-    console.rule("[bold]audit[/] of every match: the chain, every answer, ruling and die re-judged")
+    console.rule(heading("audit", " of every match: the chain, every answer, ruling and die re-judged"))
     audit_command(None, all_matches=True, db=db)

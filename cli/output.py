@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import sys
 from typing import Any
 from uuid import UUID
@@ -10,6 +11,7 @@ from uuid import UUID
 import msgspec
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from matchlog.engines import ordinal
 from matchlog.events import MatchlogError, us_to_datetime
@@ -19,6 +21,7 @@ __all__ = [
     "console",
     "emit_json",
     "error_line",
+    "escaped",
     "finding_dict",
     "match_dict",
     "matches_table",
@@ -29,8 +32,32 @@ __all__ = [
 #: Output to a pipe or file is not folded at 80 columns: programs and people grep it.
 _PIPE_WIDTH = 200
 
-console = Console(highlight=False, soft_wrap=True)
-errors = Console(stderr=True, highlight=False, soft_wrap=True)
+#: What a terminal would act on rather than show: C0 and C1 controls but newline and tab, bidi overrides.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def escaped(text: str) -> str:
+    """`text` with every control character written as an escape (ESC as \\x1b), so a value
+    from the log shows as what it is and never clears a screen or colours a terminal."""
+    return _CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
+
+
+class _Screen(Console):
+    """A console that prints text as it is: no markup read from it (a value `[/x]` is text) and
+    control characters shown as escapes. Styles come only from `Text` objects made here."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        kwargs["markup"] = False
+        return super().render_str(escaped(text), **kwargs)
+
+
+console = _Screen(highlight=False, soft_wrap=True, markup=False)
+errors = _Screen(stderr=True, highlight=False, soft_wrap=True, markup=False)
+
+
+def heading(words: str, rest: str = "") -> Text:
+    """A rule's title: `words` in bold, then `rest` (both shown as text)."""
+    return Text.assemble((escaped(words), "bold"), escaped(rest))
 
 
 def fit_to_output() -> None:
@@ -93,7 +120,7 @@ def match_dict(info: MatchInfo) -> dict[str, Any]:
         "strategies": list(info.strategies),
         "options": msgspec.json.decode(info.options),
         "events": info.last_seq + 1,
-        "head_hash": info.head_hash.hex(),
+        "head_hash": info.head_hash.hex() or None,  # empty: withheld from a seat
         "outcome": msgspec.to_builtins(outcome) if outcome is not None else None,
         "origin": {"match_id": str(info.origin_match), "seq": info.origin_seq} if info.origin_match else None,
         "series": {"id": info.series_id, "game": info.series_game} if info.series_id else None,
@@ -171,7 +198,7 @@ def print_audit(reports: list[Any]) -> None:
 
 def print_dispute(report: Any) -> None:
     """A dispute report as text."""
-    console.rule(f"[bold]match {report.match_id} · {report.game} · seq {report.seq}")
+    console.rule(heading(f"match {report.match_id} · {report.game} · seq {report.seq}"))
     console.out(f"event:    {report.said}   [{report.event.get('type')}]")
     if report.seat_name is not None:
         asked = f", asked to {report.decision}" if report.decision else ""
@@ -189,11 +216,12 @@ def print_dispute(report: Any) -> None:
             console.out(f"  - {line}")
         if report.alternatives_total > len(report.alternatives):
             console.out(f"  ... and {report.alternatives_total - len(report.alternatives)} more")
-    console.out(f"\nhash:     {report.hash}")
+    console.out(f"\nhash:     {report.hash or '(withheld)'}")
     if report.previous_hash:
         console.out(f"previous: {report.previous_hash}")
     chain = "verifies" if report.chain_verified else "DOES NOT verify (see matchlog verify)"
-    console.out(f"chain:    seq 0 to the head (seq {report.head_seq}, {report.head_hash[:16]}…) {chain}")
+    head = f", {report.head_hash[:16]}…" if report.head_hash else ""
+    console.out(f"chain:    seq 0 to the head (seq {report.head_seq}{head}) {chain}")
     if report.findings:
         console.out("findings at this seq:")
         for finding in report.findings:
@@ -217,6 +245,8 @@ def print_statistics(result: Any) -> None:
     """The statistics as tables."""
     if result.projected:
         console.out(f"(projected the figures of {result.projected} match(es) first)\n")
+    for skipped in result.skipped:
+        errors.out(f"note: left out of the figures: {skipped}")
     games = _table(
         "games",
         [
@@ -302,7 +332,7 @@ def _print_rates(title: str, rates: Any, by: str) -> None:
 
 def print_statistics_csv(result: Any) -> None:
     """Every figure as a CSV row: section, game, subject, measure, value."""
-    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer = _EscapingWriter(sys.stdout)
     writer.writerow(["section", "game", "subject", "measure", "value"])
     for g in result.games:
         for measure in (
@@ -347,3 +377,22 @@ def print_statistics_csv(result: Any) -> None:
             writer.writerow(["dice", d.game, d.subject, measure, getattr(d, measure)])
     for f in result.figures:
         writer.writerow(["figures", f.game, f.subject, f.figure, f.value])
+
+
+class _EscapingWriter:
+    """A CSV writer whose text values have their control characters escaped (see `escaped`)."""
+
+    def __init__(self, out: Any) -> None:
+        self._writer = csv.writer(out, lineterminator="\n")
+
+    def writerow(self, row: list[Any]) -> None:
+        self._writer.writerow([escaped(value) if isinstance(value, str) else value for value in row])
+
+    def writerows(self, rows: list[list[Any]]) -> None:
+        for row in rows:
+            self.writerow(row)
+
+
+def csv_writer(out: Any) -> _EscapingWriter:
+    """A CSV writer for the screen or a pipe: text values with control characters escaped."""
+    return _EscapingWriter(out)

@@ -12,7 +12,6 @@ import typer
 from rich.table import Table
 
 from matchlog.engines import ordinal
-from matchlog.events import StoreError
 from matchlog.referee import DEFAULT_TIMEOUT, Limits, MatchResult, play_series, resume_match
 
 from .base import (
@@ -42,6 +41,7 @@ from .base import (
 from .output import (
     console,
     emit_json,
+    error_line,
     short,
 )
 
@@ -314,9 +314,13 @@ def play_and_report(
                 limits=Limits(memory=memory << 20),
             )
         except KeyboardInterrupt:
-            unfinished = log.matches(game=game, status="running", limit=1)
-            left = f"; match {short(unfinished[0].match_id)} is left unfinished" if unfinished else ""
-            raise StoreError(f"interrupted after {len(played)} finished matches{left}", code="interrupted") from None
+            # The match in play was ended as abandoned; those finished are durable and were printed.
+            error_line(
+                f"interrupted after {len(played)} finished match{'es' if len(played) != 1 else ''}; "
+                "the match in play was ended as abandoned",
+                "interrupted",
+            )
+            raise typer.Exit(130) from None
         findings = log.verify([m.match_id for m in series.matches]).findings
         if json:
             emit_json(

@@ -30,6 +30,7 @@ from .base import (
 )
 from .output import (
     console,
+    csv_writer,
     emit_json,
     errors,
     print_statistics,
@@ -115,9 +116,7 @@ def sql(
     if json:
         emit_json([dict(zip(columns, row, strict=True)) for row in rows])
     elif csv:
-        import csv as csv_module
-
-        writer = csv_module.writer(sys.stdout)
+        writer = csv_writer(sys.stdout)
         writer.writerow(columns)
         writer.writerows([[_plain(v) for v in row] for row in rows])
     else:

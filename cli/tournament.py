@@ -67,7 +67,12 @@ def tournament(
     game: Annotated[str, typer.Argument(help="The game (matchlog games lists them).")],
     player: Annotated[list[str], players_option("see matchlog games")],
     games: Annotated[int, typer.Option(min=1, help="Matches in all, spread over every table and seat order.")] = 100,
-    jobs: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: one per core).")] = None,
+    jobs: Annotated[
+        int | None, typer.Option(min=1, help="Worker processes (default: one per core; at most the cores).")
+    ] = None,
+    force_jobs: Annotated[
+        bool, typer.Option("--force-jobs", help="Allow --jobs beyond the cores of this machine.")
+    ] = False,
     seats: Annotated[int | None, typer.Option(min=1, help="Players per table (default: the game's least).")] = None,
     option: Annotated[
         list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
@@ -169,9 +174,11 @@ def tournament(
                 on_progress=advance,
                 in_process=in_process,
                 limits=limits,
+                force_jobs=force_jobs,
             )
         finally:
-            progress.stop()
+            if progress.live.is_started:  # stopping one never started would print a blank line
+                progress.stop()
     if json:
         emit_json(result)
     else:

@@ -11,7 +11,7 @@ from typing import IO, Annotated
 import typer
 
 from matchlog import formats
-from matchlog.events import ImportRejected, StoreError, UsageError, encode
+from matchlog.events import ImportRejected, MatchlogError, StoreError, UsageError, encode
 from matchlog.referee.players import seats_taken_by
 
 from .base import (
@@ -28,6 +28,7 @@ from .base import (
 from .output import (
     console,
     emit_json,
+    error_line,
 )
 from .play import resume_and_report
 
@@ -185,7 +186,10 @@ def export(
                 text = formats.export(log.read(ids[0]), format.value, at=at).encode()  # type: ignore[index]
                 out.write(text)
                 return text.count(b"\n")
-            return log.export(out, ids, format=format.value, as_seat=as_seat)
+            return log.export(out, ids, format=format.value, as_seat=as_seat, on_skip=skipped)
+
+        def skipped(match_id: object, error: MatchlogError) -> None:
+            error_line(f"match {match_id} left out: {error.message}", error.code)
 
         if output is None:
             count = write(sys.stdout.buffer)

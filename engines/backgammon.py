@@ -40,6 +40,7 @@ from matchlog.events import (
 )
 
 from .contract import CHANCE, GameSpec, Rule, Turn, among_outcomes, describe_lifecycle, parse_options
+from .views import declare, everyone, lifecycle
 
 __all__ = [
     "CHECKERS",
@@ -652,6 +653,12 @@ class Backgammon:
         version=2,  # 2: rules="pygammon" asks for pygammon's own count of moves
     )
 
+    #: Nothing is hidden: every seat sees every event whole.
+    views = declare(
+        lifecycle(hidden=False),
+        {OpeningRolled: everyone, DiceRolled: everyone, CheckerMoved: everyone},
+    )
+
     # -- building and folding ----------------------------------------------------------------
 
     def start(self, started: MatchStarted) -> BackgammonState:
@@ -856,9 +863,6 @@ class Backgammon:
 
     def view(self, state: BackgammonState, seat: int | None) -> BackgammonState:
         return state  # nothing is hidden
-
-    def redact(self, state: BackgammonState, event: Event, seat: int | None) -> Event:
-        return event
 
     # -- showing a state ---------------------------------------------------------------------
 

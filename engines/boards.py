@@ -224,7 +224,7 @@ def _porrinha(state: porrinha.PorrinhaState) -> PorrinhaBoard:
     return PorrinhaBoard(
         names=state.names,
         chopsticks=state.chopsticks,
-        hands=state.hands,
+        hands=tuple(None if hand is None or hand == porrinha.CLOSED_HAND else hand for hand in state.hands),
         guesses=made,
         order=() if state.over else state.order(),
         round=state.round,

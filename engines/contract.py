@@ -4,7 +4,8 @@ An engine is a reducer. `start` builds the state a match's `MatchStarted` descri
 one recorded event into a new state, and everything else reads a state: whose decision it is
 (`to_act`), what they may answer (`legal`), whether an answer is allowed (`parse`, then `check`,
 which raise `IllegalAction` with a stable code), how it ended (`outcome`), what one seat may see
-(`view`, `redact`), and how to show it (`render`, `describe`). No engine does I/O, reads a clock or
+(`view`, and `views`: what each seat sees of each event type, see `engines.views`), and how to
+show it (`render`, `describe`). No engine does I/O, reads a clock or
 draws a random number of its own: chance reaches it as recorded events. When chance must act,
 `to_act` names the seat CHANCE, and `chance(state, rng)` turns the referee's random source into the
 event to record (a roll, a shuffle, a generated board); where the possibilities can be listed,
@@ -14,6 +15,7 @@ event to record (a roll, a shuffle, a generated board); where the possibilities 
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
 
 import msgspec
@@ -21,6 +23,7 @@ import msgspec
 from matchlog.events import (
     ActionsUndone,
     AnswerRejected,
+    AnswerWithheld,
     ChanceCommitted,
     ChanceRevealed,
     Event,
@@ -31,7 +34,10 @@ from matchlog.events import (
     Outcome,
     PlayerRemoved,
     UsageError,
+    Withheld,
 )
+
+from .views import Reveal
 
 __all__ = [
     "CHANCE",
@@ -114,6 +120,9 @@ class Engine(Protocol[State]):
     """What every game implements; see the module docstring."""
 
     spec: GameSpec
+    #: What each seat sees of every event type the game's log may hold (`engines.views`): a type
+    #: not declared here shows as nothing, and the log refuses it.
+    views: Mapping[type[Event], Reveal]
 
     def start(self, started: MatchStarted) -> State:
         """The state at seq 0: the game's start, or the position `started.position` describes.
@@ -167,10 +176,6 @@ class Engine(Protocol[State]):
 
     def view(self, state: State, seat: int | None) -> State:
         """The state as `seat` may see it (None: a spectator), with what it may not know removed."""
-        ...
-
-    def redact(self, state: State, event: Event, seat: int | None) -> Event:
-        """`event` (applied to `state`) as `seat` may see it."""
         ...
 
     def render(self, state: State) -> str:
@@ -233,7 +238,11 @@ def describe_lifecycle(names: tuple[str, ...], event: Event) -> str | None:
         case AnswerRejected(seat=seat, decision=decision, answer=answer, code=code, message=message):
             return f"{name(seat)} answered {answer} to {decision}: rejected [{code}] {message}"
         case PlayerRemoved(seat=seat, code=code, reason=reason):
-            return f"{name(seat)} is removed [{code}]: {reason}"
+            return f"{name(seat)} is removed [{code}]" + (f": {reason}" if reason else "")
+        case AnswerWithheld(seat=seat):
+            return f"{name(seat)} answers"
+        case Withheld():
+            return "something you may not see happens"
         case ActionsUndone(seqs=seqs, reason=reason, by=by):
             taken = ", ".join(str(s) for s in seqs)
             return f"{name(by)} takes back seq {taken}" + (f": {reason}" if reason else "")

@@ -9,12 +9,17 @@ sequence order is sorted by number with black before white at equal numbers. Jok
 guesser may go on or stop (its drawn tile stays hidden); wrong, and the guesser turns up the tile
 it drew, or, with nothing drawn, a hidden tile of its choice. A player whose tiles are all turned
 up is out; the last with a hidden tile wins.
+
+With jokers, every drawn tile waits to be placed: a joker by its owner (`JokerPlaced`), a numbered
+tile by the referee at its place in order (`TileSorted`, a step as certain as a deal). The others
+see both as `TilePlacedHidden`, so neither the events nor their number tell them a tile is a joker.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from typing import Any
 
 import msgspec
 
@@ -35,13 +40,16 @@ from matchlog.events import (
     TileDrawn,
     TileDrawnHidden,
     TileGuessed,
+    TilePlacedHidden,
     TileRevealed,
+    TileSorted,
     TilesShuffled,
     TilesShuffledHidden,
     UsageError,
 )
 
 from .contract import CHANCE, GameSpec, Rule, Turn, among_outcomes, describe_lifecycle, ordinal, parse_options, shown
+from .views import by_decision, declare, everyone, lifecycle, private, public_start, secret, withheld_answer
 
 __all__ = [
     "BLACK",
@@ -97,9 +105,13 @@ class DavinciRule:
 
 
 class DavinciOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """`jokers`: play with the published game's two jokers (26 tiles)."""
+    """`jokers`: play with the published game's two jokers (26 tiles). `hidden_jokers` (with jokers):
+    every drawn tile waits to be placed, so the number of events never shows a joker; a match
+    recorded without this option (before matchlog had it) replays as it was played, with only
+    jokers waiting."""
 
     jokers: bool = False
+    hidden_jokers: bool = True
 
 
 class DavinciState(msgspec.Struct, frozen=True, kw_only=True):
@@ -115,7 +127,7 @@ class DavinciState(msgspec.Struct, frozen=True, kw_only=True):
     dealt: int = 0
     turn: int = -1
     drawn: int = -1  # where the tile drawn this turn sits in the turn's row
-    pending: tuple[tuple[int, int], ...] = ()  # (seat, joker) drawn and waiting to be placed
+    pending: tuple[tuple[int, int], ...] = ()  # (seat, tile) drawn and waiting to be placed
     out: tuple[int, ...] = ()  # seats whose tiles are all turned up, in that order
     removed: tuple[int, ...] = ()
     last: tuple[int, int, int, int | None, bool] | None = None  # the last guess: seat, target, position, number, right
@@ -144,6 +156,29 @@ class DavinciState(msgspec.Struct, frozen=True, kw_only=True):
         return tuple(i for i, shown_ in enumerate(self.revealed[seat]) if not shown_)
 
 
+def _placed_hidden(event: Event) -> Event:
+    return TilePlacedHidden(seat=event.seat, position=event.position)  # type: ignore[attr-defined]
+
+
+def _drawn_hidden(event: Event) -> Event:
+    return TileDrawnHidden(seat=event.seat, colour=colour(event.tile))  # type: ignore[attr-defined]
+
+
+def _shuffled_hidden(event: Event) -> Event:
+    return TilesShuffledHidden(count=len(event.order))  # type: ignore[attr-defined]
+
+
+def _started_as_seen(before: Any, event: Event, seat: int | None) -> Event:
+    """A match's start as a seat saw it: its public fields and, for a match started from a
+    position, the position as that seat knew it (its own hidden tiles; the others' and the pile
+    face down; a spectator, every hidden tile face down)."""
+    shown = public_start(before, event, seat)
+    if getattr(event, "position", None) is None:
+        return shown
+    started = msgspec.structs.replace(shown, position=event.position)  # type: ignore[attr-defined]
+    return msgspec.structs.replace(shown, position=_position_text(ENGINE.view(ENGINE.start(started), seat)))
+
+
 class DaVinci:
     """The Da Vinci Code engine (see the module docstring)."""
 
@@ -156,6 +191,29 @@ class DaVinci:
         hidden=True,
         options=DavinciOptions,
         state=DavinciState,
+    )
+
+    #: Numbers stay with their owners until turned up; colours, places and guesses are public.
+    views = declare(
+        lifecycle(
+            hidden=True,
+            rejected=by_decision(
+                {"guess": everyone, "guess_or_stop": everyone, "reveal": everyone}, private(withheld_answer)
+            ),
+        ),
+        {
+            TilesShuffled: secret(_shuffled_hidden),
+            TilesShuffledHidden: everyone,
+            TileDrawn: private(_drawn_hidden),
+            TileDrawnHidden: everyone,
+            JokerPlaced: private(_placed_hidden),
+            TileSorted: private(_placed_hidden),
+            TilePlacedHidden: everyone,
+            TileGuessed: everyone,
+            GuessStopped: everyone,
+            TileRevealed: everyone,
+            MatchStarted: _started_as_seen,
+        },
     )
 
     # -- building and folding ----------------------------------------------------------------
@@ -171,6 +229,8 @@ class DaVinci:
             UsageError: an option, a table size or a position Da Vinci Code cannot take.
         """
         options: DavinciOptions = parse_options(self.spec, started.options)
+        if "hidden_jokers" not in started.options:  # recorded before the option: as it was played
+            options = msgspec.structs.replace(options, hidden_jokers=False)
         players = len(started.seats)
         self.spec.check_players(players)
         state = DavinciState(
@@ -189,8 +249,8 @@ class DaVinci:
                 return msgspec.structs.replace(state, pile=order, phase="deal")
             case TileDrawn(seat=seat, tile=tile):
                 return _drawn(state, seat, tile)
-            case JokerPlaced(seat=seat, position=position):
-                return _joker_placed(state, seat, position)
+            case JokerPlaced(seat=seat, position=position) | TileSorted(seat=seat, position=position):
+                return _placed(state, seat, position)
             case TileGuessed(seat=seat, target=target, position=position, number=guess):
                 return _guessed(state, seat, target, position, guess)
             case GuessStopped():
@@ -227,7 +287,12 @@ class DaVinci:
         if state.over:
             return None
         if state.pending:
-            return Turn(state.pending[0][0], "place_joker")
+            owner, tile = state.pending[0]
+            if tile in JOKERS:
+                return Turn(owner, "place_joker")
+            # A numbered tile goes to its place in order; in a view that cannot see which tile it
+            # is, its owner is placing a tile.
+            return Turn(CHANCE, "place_tile") if tile >= 0 else Turn(owner, "place_tile")
         match state.phase:
             case "shuffle":
                 return Turn(CHANCE, "shuffle")
@@ -254,8 +319,12 @@ class DaVinci:
         return self.chance_outcomes(state)[0]
 
     def chance_outcomes(self, state: DavinciState) -> tuple[Event, ...]:
-        """Deals and draws take the top of the pile: one possible event. A shuffle has too many to list."""
+        """Deals and draws take the top of the pile, and a numbered tile goes to its place in
+        order: one possible event. A shuffle has too many to list."""
         turn = self.to_act(state)
+        if turn is not None and turn.decision == "place_tile" and turn.seat == CHANCE:
+            owner, tile = state.pending[0]
+            return (TileSorted(seat=owner, position=_sorted_place(state.rows[owner], tile)),)
         if turn is None or turn.seat != CHANCE or turn.decision == "shuffle" or not state.pile:
             return ()
         seat = state.dealt % state.players if turn.decision == "deal" else state.turn
@@ -388,17 +457,6 @@ class DaVinci:
         pending = tuple((owner, tile if owner == seat else HIDDEN[colour(tile)]) for owner, tile in state.pending)
         return msgspec.structs.replace(state, rows=rows, pile=pile, pending=pending)
 
-    def redact(self, state: DavinciState, event: Event, seat: int | None) -> Event:
-        match event:
-            case MatchStarted(position=position) if position is not None:
-                # The position as this seat knew it: others' hidden tiles and the pile face down.
-                return msgspec.structs.replace(event, position=_position_text(self.view(self.start(event), seat)))
-            case TilesShuffled(order=order):
-                return TilesShuffledHidden(count=len(order))
-            case TileDrawn(seat=owner, tile=tile) if owner != seat:
-                return TileDrawnHidden(seat=owner, colour=colour(tile))
-        return event
-
     # -- showing a state ---------------------------------------------------------------------
 
     def render(self, state: DavinciState) -> str:
@@ -441,6 +499,13 @@ class DaVinci:
                 return f"{_name(before, seat)} draws a {'black' if hue == BLACK else 'white'} tile"
             case JokerPlaced(seat=seat, position=position):
                 return f"{_name(before, seat)} puts the joker at {position}"
+            case TileSorted(seat=seat, position=position):
+                tile = after.rows[seat][position] if position < len(after.rows[seat]) else HIDDEN[0]
+                return (
+                    f"{_name(before, seat)}'s {tile_text(tile, revealed=False)} goes to {position}, its place in order"
+                )
+            case TilePlacedHidden(seat=seat, position=position):
+                return f"{_name(before, seat)} puts the tile it drew at {position}"
             case TileGuessed(seat=seat, target=target, position=position, number=guess):
                 said = "a joker" if guess is None else str(guess)
                 right = after.last is not None and after.last[4]
@@ -494,7 +559,7 @@ def _add_tile(state: DavinciState, seat: int, tile: int, position: int, *, this_
 
 def _drawn(state: DavinciState, seat: int, tile: int) -> DavinciState:
     taken = msgspec.structs.replace(state, pile=state.pile[1:])
-    if tile in JOKERS:
+    if tile in JOKERS or (state.options.jokers and state.options.hidden_jokers):
         taken = msgspec.structs.replace(taken, pending=(*taken.pending, (seat, tile)))
     else:
         taken = _add_tile(taken, seat, tile, _sorted_place(state.rows[seat], tile), this_turn=state.phase == "draw")
@@ -511,10 +576,11 @@ def _after_draw(state: DavinciState) -> DavinciState:
     return msgspec.structs.replace(state, phase="guess")
 
 
-def _joker_placed(state: DavinciState, seat: int, position: int) -> DavinciState:
+def _placed(state: DavinciState, seat: int, position: int) -> DavinciState:
+    """The tile `seat` drew and has waiting goes to `position` in its row."""
     index = next(i for i, (owner, _) in enumerate(state.pending) if owner == seat)
     tile = state.pending[index][1]
-    # A joker placed in the guessing phase by the seat to move is the tile it drew this turn.
+    # A tile placed in the guessing phase by the seat to move is the tile it drew this turn.
     this_turn = state.phase == "guess" and seat == state.turn
     unpended = msgspec.structs.replace(state, pending=state.pending[:index] + state.pending[index + 1 :])
     return _add_tile(unpended, seat, tile, position, this_turn=this_turn)

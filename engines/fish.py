@@ -40,6 +40,7 @@ from matchlog.events import (
 )
 
 from .contract import CHANCE, GameSpec, Rule, Turn, describe_lifecycle, parse_options, shown
+from .views import declare, everyone, lifecycle
 
 __all__ = [
     "COLORS",
@@ -228,6 +229,17 @@ class Fish:
         hidden=False,
         options=FishOptions,
         state=FishState,
+    )
+
+    #: Nothing is hidden: every seat sees every event whole.
+    views = declare(
+        lifecycle(hidden=False),
+        {
+            BoardGenerated: everyone,
+            AgeGiven: everyone,
+            PenguinPlaced: everyone,
+            PenguinMoved: everyone,
+        },
     )
 
     # -- building and folding ----------------------------------------------------------------
@@ -448,9 +460,6 @@ class Fish:
 
     def view(self, state: FishState, seat: int | None) -> FishState:
         return state  # nothing is hidden
-
-    def redact(self, state: FishState, event: Event, seat: int | None) -> Event:
-        return event
 
     # -- showing a state ---------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from matchlog.events import (
 )
 
 from .contract import CHANCE, GameSpec, Rule, Turn, describe_lifecycle, parse_options
+from .views import declare, everyone, lifecycle
 
 __all__ = ["ENGINE", "Knockout", "KnockoutOptions", "KnockoutState", "tables"]
 
@@ -95,6 +96,12 @@ class Knockout:
         options=KnockoutOptions,
         state=KnockoutState,
         tournament=True,
+    )
+
+    #: Nothing is hidden: every seat sees every event whole.
+    views = declare(
+        lifecycle(hidden=False),
+        {KnockoutGamePlayed: everyone},
     )
 
     def start(self, started: MatchStarted) -> KnockoutState:
@@ -211,9 +218,6 @@ class Knockout:
 
     def view(self, state: KnockoutState, seat: int | None) -> KnockoutState:
         return state
-
-    def redact(self, state: KnockoutState, event: Event, seat: int | None) -> Event:
-        return event
 
     def render(self, state: KnockoutState) -> str:
         title = f"{state.options.game} knockout · {len(state.names)} players · round {state.round}"

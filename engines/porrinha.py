@@ -36,8 +36,10 @@ from matchlog.events import (
 )
 
 from .contract import GameSpec, Rule, Turn, describe_lifecycle, ordinal, parse_options, shown
+from .views import by_decision, declare, everyone, lifecycle, private, withheld_answer
 
 __all__ = [
+    "CLOSED_HAND",
     "ENGINE",
     "INVALID_GUESS",
     "NOT_PLAYING",
@@ -55,6 +57,8 @@ NOT_PLAYING = -2
 INVALID_GUESS = -3
 #: A hand in `last_hands` of a player that did not play that round (the core's -1).
 NO_HAND = -1
+#: A hand in `hands` as another seat's view shows it: closed, on a number it may not see.
+CLOSED_HAND = -1
 
 
 class PorrinhaRule:
@@ -83,7 +87,7 @@ class PorrinhaState(msgspec.Struct, frozen=True, kw_only=True):
     options: PorrinhaOptions
     names: tuple[str, ...]
     chopsticks: tuple[int, ...]
-    hands: tuple[int | None, ...]  # this round; None until chosen (and for players not playing)
+    hands: tuple[int | None, ...]  # this round; None until chosen (and for players not playing); CLOSED_HAND in a view
     guesses: tuple[int, ...]  # this round: a guess, PENDING_GUESS, NOT_PLAYING or INVALID_GUESS
     out: tuple[int, ...] = ()  # seats that emptied their hands, in that order
     removed: tuple[int, ...] = ()  # seats the referee removed, in that order
@@ -122,6 +126,10 @@ class PorrinhaState(msgspec.Struct, frozen=True, kw_only=True):
         return tuple(s for s in ((self.first_guesser + i) % n for i in range(n)) if self.active(s))
 
 
+def _hand_hidden(event: Event) -> Event:
+    return HandHidden(seat=event.seat)  # type: ignore[attr-defined]
+
+
 class Porrinha:
     """The Porrinha engine (see the module docstring)."""
 
@@ -134,6 +142,22 @@ class Porrinha:
         hidden=True,
         options=PorrinhaOptions,
         state=PorrinhaState,
+    )
+
+    #: A hand, valid or not (a lenient rejection counts as 0), is one event that the others see as
+    #: `HandHidden`; guesses are public.
+    views = declare(
+        lifecycle(
+            hidden=True,
+            rejected=by_decision({"hand": private(_hand_hidden), "guess": everyone}, private(withheld_answer)),
+        ),
+        {
+            HandChosen: private(_hand_hidden),
+            HandReset: private(_hand_hidden),
+            HandHidden: everyone,
+            GuessMade: everyone,
+            GuessVoided: everyone,
+        },
     )
 
     # -- building and folding ----------------------------------------------------------------
@@ -197,6 +221,10 @@ class Porrinha:
                 return removed if removed.over else _settle_if_complete(removed)
             case MatchEnded():
                 return msgspec.structs.replace(state, ended=True)
+            case AnswerRejected(seat=seat, decision="hand") if state.options.policy == "lenient":
+                # Lenient: the rejected hand counts as 0. The rejection is the ruling, one event
+                # like any hand, so the others cannot count events to learn that this hand is 0.
+                return msgspec.structs.replace(state, hands=_put(state.hands, seat, 0))
             case AnswerRejected() | ChanceCommitted() | ChanceRevealed() | MatchResumed() | HandHidden():
                 return state  # the ruling that follows (or the hidden fact) is what changes the table
             case MatchStarted() | ActionsUndone():
@@ -310,16 +338,9 @@ class Porrinha:
         return Outcome(places=tuple(places), winners=ranking[:1], removed=state.removed)
 
     def view(self, state: PorrinhaState, seat: int | None) -> PorrinhaState:
-        hands = tuple(hand if s == seat else None for s, hand in enumerate(state.hands))
+        # Who has closed a hand is public; on how many chopsticks is not.
+        hands = tuple(hand if s == seat or hand is None else CLOSED_HAND for s, hand in enumerate(state.hands))
         return msgspec.structs.replace(state, hands=hands)
-
-    def redact(self, state: PorrinhaState, event: Event, seat: int | None) -> Event:
-        match event:
-            case HandChosen(seat=owner) | HandReset(seat=owner) if owner != seat:
-                return HandHidden(seat=owner)
-            case AnswerRejected(seat=owner, decision="hand") if owner != seat:
-                return HandHidden(seat=owner)
-        return event
 
     # -- showing a state ---------------------------------------------------------------------
 
@@ -340,7 +361,7 @@ class Porrinha:
             elif state.over:
                 hand, guess = "", "last" if state.ended or len(state.active_seats) == 1 else ""
             else:
-                hand = "?" if state.hands[seat] is None else str(state.hands[seat])
+                hand = {None: "-", CLOSED_HAND: "?"}.get(state.hands[seat], str(state.hands[seat]))
                 guess = _guess_text(state.guesses[seat])
             marker = ">" if turn is not None and turn.seat == seat else " "
             lines.append(f"{marker} {seat:<4}  {name:<{width}}  {state.chopsticks[seat]:>6}  {hand:>4}  {guess:>5}")

@@ -17,15 +17,17 @@ Schema evolution, the rules every change to an event follows:
 """
 
 from .backgammon import CheckerMoved, DiceRolled, OpeningRolled
-from .base import Event, Outcome, Seat
-from .codec import EVENT_TYPES, AnyEvent, current_version, decode, encode, event_type, json_schema, upcaster
+from .base import Event, Outcome, Seat, control_character
+from .codec import EVENT_TYPES, AnyEvent, canonical, current_version, decode, encode, event_type, json_schema, upcaster
 from .davinci import (
     GuessStopped,
     JokerPlaced,
     TileDrawn,
     TileDrawnHidden,
     TileGuessed,
+    TilePlacedHidden,
     TileRevealed,
+    TileSorted,
     TilesShuffled,
     TilesShuffledHidden,
 )
@@ -60,6 +62,7 @@ from .knockout import KnockoutGamePlayed
 from .lifecycle import (
     ActionsUndone,
     AnswerRejected,
+    AnswerWithheld,
     ChanceCommitted,
     ChanceRevealed,
     MatchEnded,
@@ -68,6 +71,7 @@ from .lifecycle import (
     Origin,
     PlayerRemoved,
     Series,
+    Withheld,
 )
 from .porrinha import GuessMade, GuessVoided, HandChosen, HandHidden, HandReset
 
@@ -76,6 +80,7 @@ __all__ = [
     "ActionsUndone",
     "AgeGiven",
     "AnswerRejected",
+    "AnswerWithheld",
     "AnyEvent",
     "BoardGenerated",
     "ChanceCommitted",
@@ -117,11 +122,16 @@ __all__ = [
     "TileDrawn",
     "TileDrawnHidden",
     "TileGuessed",
+    "TilePlacedHidden",
     "TileRevealed",
+    "TileSorted",
     "TilesShuffled",
     "TilesShuffledHidden",
     "UnknownMatch",
     "UsageError",
+    "Withheld",
+    "canonical",
+    "control_character",
     "current_version",
     "decode",
     "draft",

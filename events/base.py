@@ -6,11 +6,22 @@ class name, is what the log stores, so classes can be renamed freely; a tag is n
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 import msgspec
 
-__all__ = ["Event", "Outcome", "Seat"]
+__all__ = ["Event", "Outcome", "Seat", "control_character"]
+
+#: Characters a terminal may act on (escape sequences, bells, bidirectional overrides) or that
+#: break a line where none is expected: a name never holds one.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def control_character(text: str) -> str | None:
+    """The first control character in `text` as U+XXXX, or None when it holds none."""
+    found = _CONTROL.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}"
 
 
 #: Each event class's tag (reading it from the struct config costs more than a dict lookup).
@@ -22,6 +33,9 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
 
     #: Schema version of this event type; bump it (and add an upcaster) on a breaking change.
     version: ClassVar[int] = 1
+    #: Whether only views contain this type (what a seat sees in place of an event it may not
+    #: see whole): the log never holds one, and the store refuses to append or import it.
+    view_only: ClassVar[bool] = False
 
     @property
     def tag(self) -> str:

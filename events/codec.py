@@ -20,6 +20,7 @@ from .errors import DecodeError
 __all__ = [
     "EVENT_TYPES",
     "AnyEvent",
+    "canonical",
     "current_version",
     "decode",
     "encode",
@@ -56,6 +57,18 @@ _UPCASTERS: dict[tuple[str, int], Upcaster] = {}
 def encode(event: Event) -> bytes:
     """The canonical JSON bytes of `event`."""
     return _encoder.encode(event)
+
+
+def canonical(payload: bytes, event: Event, version: int) -> bool:
+    """Whether `payload` is the one way matchlog writes `event` (stored at `version`): for the
+    current version its canonical bytes; for an older one, JSON with no space, no repeated key and
+    nothing a decoder would drop (its keys kept in the order given)."""
+    if version == event.version:
+        return encode(event) == payload
+    try:
+        return msgspec.json.encode(msgspec.json.decode(payload)) == payload
+    except (msgspec.DecodeError, RecursionError):
+        return False
 
 
 def event_type(tag: str) -> type[Event]:
@@ -99,6 +112,8 @@ def decode(payload: bytes | str, *, tag: str | None = None, version: int | None 
             return _decoder.decode(payload)
         except msgspec.DecodeError as error:
             raise DecodeError(f"not a valid event: {error}") from None
+        except RecursionError:
+            raise DecodeError("not a valid event: its JSON is nested too deeply") from None
     current = current_version(tag)
     if version > current or version < 1:
         raise DecodeError(f"{tag} v{version} is not a version this matchlog knows (it writes v{current})")
@@ -106,6 +121,8 @@ def decode(payload: bytes | str, *, tag: str | None = None, version: int | None 
         stored = msgspec.json.decode(payload)
     except msgspec.DecodeError as error:
         raise DecodeError(f"not valid JSON: {error}") from None
+    except RecursionError:
+        raise DecodeError("not valid JSON: it is nested too deeply") from None
     if not isinstance(stored, dict):
         raise DecodeError(f"{tag} v{version}: expected a JSON object")
     for step in range(version, current):
@@ -115,6 +132,8 @@ def decode(payload: bytes | str, *, tag: str | None = None, version: int | None 
             raise DecodeError(f"no upcaster from {tag} v{step} to v{step + 1}") from None
     try:
         return msgspec.convert(stored, AnyEvent)
+    except RecursionError:
+        raise DecodeError(f"{tag} v{version}: nested too deeply") from None
     except msgspec.ValidationError as error:
         raise DecodeError(f"{tag} v{version} did not upcast to a valid event: {error}") from None
 

@@ -14,12 +14,14 @@ __all__ = [
     "EVENTS",
     "ActionsUndone",
     "AnswerRejected",
+    "AnswerWithheld",
     "MatchEnded",
     "MatchResumed",
     "MatchStarted",
     "Origin",
     "PlayerRemoved",
     "Series",
+    "Withheld",
 ]
 
 
@@ -125,6 +127,22 @@ class MatchResumed(Event, tag="match.resumed"):
     players: tuple[str, ...]
 
 
+class AnswerWithheld(Event, tag="match.answer_withheld"):
+    """What the other seats see of a rejected answer to a decision they may not see: that `seat`
+    answered, and nothing of what. Only views contain it, never the log."""
+
+    view_only = True
+
+    seat: int
+
+
+class Withheld(Event, tag="match.withheld"):
+    """What a seat sees of an event whose type its game does not declare: nothing (views are
+    default-deny). Only views contain it, never the log."""
+
+    view_only = True
+
+
 EVENTS: tuple[type[Event], ...] = (
     MatchStarted,
     AnswerRejected,
@@ -134,4 +152,6 @@ EVENTS: tuple[type[Event], ...] = (
     ChanceCommitted,
     ChanceRevealed,
     MatchResumed,
+    AnswerWithheld,
+    Withheld,
 )

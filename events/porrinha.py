@@ -24,7 +24,12 @@ class HandChosen(Event, tag="porrinha.hand_chosen"):
 
 
 class HandReset(Event, tag="porrinha.hand_reset"):
-    """Lenient ruling: the seat's invalid hand counts as 0 chopsticks."""
+    """Lenient ruling: the seat's invalid hand counts as 0 chopsticks.
+
+    Recorded only by matchlog before 0.2: the others could count it (a rejected hand took two
+    events, a valid one one). Now the lenient policy is a consequence of the `AnswerRejected`
+    itself, which the others see as one `HandHidden` like any hand; old logs still replay.
+    """
 
     seat: int
 
@@ -32,7 +37,13 @@ class HandReset(Event, tag="porrinha.hand_reset"):
 class HandHidden(Event, tag="porrinha.hand_hidden"):
     """What another seat sees of a hand before the round settles. Only views contain it, never the log."""
 
+    view_only = True
+
     seat: int
+
+    @property
+    def actor(self) -> int | None:
+        return self.seat
 
 
 class GuessMade(Event, tag="porrinha.guess_made"):

@@ -29,7 +29,8 @@ on). Tag values are quoted, `\\"` and `\\\\` escaped. A move line starts with th
                  end RESULT places P... winners W... scores S... removed R... "REASON"
     Porrinha     N: hand H · N: hand reset · N: guess G · N: guess void
     Da Vinci     shuffle TILE... · N: draw TILE · N: joker at POSITION ·
-                 N: guess seat TARGET tile POSITION is NUMBER|joker · N: stop · N: reveal tile POSITION
+                 N: tile sorted to POSITION · N: guess seat TARGET tile POSITION is NUMBER|joker · N: stop ·
+                 N: reveal tile POSITION
 
 A tile is its colour and number, `b3` or `w11`, `b-` and `w-` the jokers. The record is the
 referee's, hidden hands and tiles included (what `export` without `--as-seat` holds); `import`
@@ -71,6 +72,7 @@ from matchlog.events import (
     TileDrawn,
     TileGuessed,
     TileRevealed,
+    TileSorted,
     TilesShuffled,
     UsageError,
     us_to_datetime,
@@ -138,6 +140,7 @@ GAMES: dict[str, tuple[_Line, ...]] = {
         _Line(TilesShuffled, None, ("shuffle", ("order", _TILES))),
         _Line(TileDrawn, "seat", ("draw", ("tile", _TILE))),
         _Line(JokerPlaced, "seat", ("joker", "at", ("position", _INT))),
+        _Line(TileSorted, "seat", ("tile", "sorted", "to", ("position", _INT))),
         _Line(
             TileGuessed,
             "seat",

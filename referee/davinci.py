@@ -28,6 +28,7 @@ from matchlog.engines.davinci import (
     number,
     tile_text,
 )
+from matchlog.engines.views import shown_event, shown_state
 from matchlog.events import Event, IllegalAction
 
 from .calls import Channel, PlayerLeft, Reply
@@ -52,7 +53,7 @@ class DavinciProtocol:
         self.calls = list(calls)
 
     def _view(self, referee: Referee, seat: int) -> DavinciState:
-        return ENGINE.view(referee.state, seat)
+        return shown_state(ENGINE, referee.state, seat)
 
     def begin(self, referee: Referee) -> None:
         for seat, calls in enumerate(self.calls):
@@ -78,10 +79,12 @@ class DavinciProtocol:
             if seat in referee.removed or not calls.has("observe"):
                 continue
             lines = [
-                ENGINE.describe(ENGINE.view(b, seat), ENGINE.redact(b, event, seat), ENGINE.view(a, seat))
+                ENGINE.describe(
+                    shown_state(ENGINE, b, seat), shown_event(ENGINE, b, event, seat), shown_state(ENGINE, a, seat)
+                )
                 for b, event, a in referee.step
             ]
-            reply = calls.call("observe", ENGINE.view(after, seat), "\n".join(lines))
+            reply = calls.call("observe", shown_state(ENGINE, after, seat), "\n".join(lines))
             if reply.failed:
                 referee.remove(seat, reply.failure or "player.failed", reply.detail)
 

@@ -150,6 +150,10 @@ class Channel:
             if error.msg.startswith("Unterminated string") or _PARTIAL.match(text, error.pos):
                 return _INCOMPLETE
             raise RemoteGarbled(f"sent {shown(text, 60)}, which is not JSON") from None
+        except RecursionError:
+            raise RemoteGarbled(f"sent {shown(text, 60)}, JSON nested too deeply to read") from None
+        except ValueError:  # a number of more digits than Python converts (4,300)
+            raise RemoteGarbled(f"sent {shown(text, 60)}, a number too long to read") from None
         self._text = text[end:]
         return value
 
@@ -322,6 +326,8 @@ class _Lobby:
                 refused = f"a name is 1 to 12 ASCII letters, not {shown(value, 30)}"
         except PlayerFailed as error:
             refused = str(error)
+        except Exception as error:  # whatever a client sends, it is refused, never a thread's traceback
+            refused = f"its sign-up could not be read: {type(error).__name__}"
         with self._lock:
             if channel in self._pending:
                 self._pending.remove(channel)

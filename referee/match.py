@@ -11,10 +11,13 @@ for a game with chance, a fresh commitment, the start of a new chance segment.
 
 from __future__ import annotations
 
+import contextlib
 import random
+import signal
+import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, Protocol
 from uuid import UUID
@@ -46,7 +49,16 @@ from matchlog.store import Appended, Figures, Store
 
 from .calls import Reply
 
-__all__ = ["GameProtocol", "MemoryRecorder", "Recorder", "Referee", "Resumption", "StoreRecorder"]
+__all__ = [
+    "GameProtocol",
+    "MemoryRecorder",
+    "Recorder",
+    "Referee",
+    "Resumption",
+    "StoreRecorder",
+    "ctrl_c_deferred",
+    "held_ctrl_c",
+]
 
 #: A match that needs more decisions than this is ended as abandoned (players that never progress).
 MAX_DECISIONS = 200_000
@@ -54,6 +66,68 @@ MAX_DECISIONS = 200_000
 REJECTION_LIMIT = 100
 #: Answers are recorded by repr, cut to this length.
 _ANSWER_LIMIT = 200
+
+
+class _Held:
+    """Ctrl-C held back through steps that must not be cut in two (see `held_ctrl_c`)."""
+
+    installed = 0  # how many ctrl_c_deferred() are open (in the main thread)
+    depth = 0
+    pressed = False
+
+
+def _deferring_ctrl_c(signum: int, frame: object) -> None:
+    """Python's own Ctrl-C, but one that comes inside a held step waits for the step to end."""
+    if _Held.depth:
+        _Held.pressed = True
+        return
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def ctrl_c_deferred() -> Iterator[None]:
+    """Within, Ctrl-C raises KeyboardInterrupt as it would, except inside a `held_ctrl_c()` step,
+    where it waits for the step to end. (Only where Python's own handler is installed, in the main
+    thread: a Ctrl-C that is ignored or caught stays so.)"""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, _deferring_ctrl_c)
+    _Held.installed += 1
+    try:
+        yield
+    finally:
+        _Held.installed -= 1
+        signal.signal(signal.SIGINT, previous)
+
+
+class held_ctrl_c:
+    """Hold a Ctrl-C back through a step that must not be cut in two (events applied but not
+    recorded, a batch taken from the buffer but not sent): inside `ctrl_c_deferred()`, one that
+    comes meanwhile is raised as the step ends, where the match is whole. Blocking the signal would
+    not do: the kernel hands it to another thread (the log's writer, a player's), and Python
+    raises it in the main thread all the same. Elsewhere (a worker that ignores Ctrl-C, another
+    thread) there is nothing to hold, and it costs a lookup."""
+
+    __slots__ = ("_held",)
+
+    def __enter__(self) -> None:
+        # (No signal.getsignal here: it costs more than the step it guards.)
+        self._held = _Held.installed > 0 and threading.get_ident() == threading.main_thread().ident
+        if self._held:
+            _Held.depth += 1
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
+        if not self._held:
+            return
+        _Held.depth -= 1
+        if _Held.depth == 0 and _Held.pressed:
+            _Held.pressed = False
+            if kind is None or not issubclass(kind, KeyboardInterrupt):
+                raise KeyboardInterrupt
 
 
 class Recorder(Protocol):
@@ -73,6 +147,10 @@ class Recorder(Protocol):
 
     def wait(self) -> None:
         """Return once everything sent is durable; raise the first failure."""
+        ...
+
+    def durable(self) -> bool:
+        """Whether everything taken so far is sent and durable (or failed: `wait` raises it)."""
         ...
 
 
@@ -112,6 +190,9 @@ class MemoryRecorder:
     def wait(self) -> None:
         pass
 
+    def durable(self) -> bool:
+        return True
+
 
 class StoreRecorder:
     """Appends a match's events to the log as it goes, a batch at a time, without waiting for each
@@ -148,19 +229,24 @@ class StoreRecorder:
         self._send()
         self._settle(block=True)
 
+    def durable(self) -> bool:
+        return not self._buffer and all(future.done() for future in self._pending)
+
     def _send(self, figures: Figures | None = None) -> None:
         self._settle(block=False)
         self._sent_at = time.monotonic()
         if not self._buffer:
             return
-        batch, self._buffer = self._buffer, []
-        self._pending.append(self.store.append_async(self.match_id, batch, self.next_seq, figures=figures))
-        self.next_seq += len(batch)
+        with held_ctrl_c():  # a batch taken from the buffer is on its way, and counted
+            batch, self._buffer = self._buffer, []
+            self._pending.append(self.store.append_async(self.match_id, batch, self.next_seq, figures=figures))
+            self.next_seq += len(batch)
 
     def _settle(self, *, block: bool) -> None:
         """Collect finished appends, raising the first failure (so the match stops at once)."""
         while self._pending and (block or self._pending[0].done()):
-            self._pending.popleft().result()
+            self._pending[0].result()
+            self._pending.popleft()
 
 
 class GameProtocol(Protocol):
@@ -269,6 +355,10 @@ class Referee:
         self._emit(list(events), apply=True)
 
     def _emit(self, events: list[Event], *, apply: bool) -> None:
+        with held_ctrl_c():  # the live state and the record move together
+            self._emit_held(events, apply=apply)
+
+    def _emit_held(self, events: list[Event], *, apply: bool) -> None:
         for event in events:
             before = self.state
             if apply:

@@ -1,12 +1,15 @@
 """Playing matches and series: players built from specs, matches recorded, places counted.
 
 A series is the seed's "tournament": the same player objects play game after game (keeping what
-they learnt), each game its own match in the log, with a count of places per player.
+they learnt), each game its own match in the log, with a count of places per player. Matches are
+recorded while the next one plays, but a match is reported (`on_match`, the result's matches and
+places) only once it is durable: a kill never loses a match that was reported.
 """
 
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import UUID
@@ -34,7 +37,7 @@ from matchlog.store import Store
 from . import backgammon, davinci, fish
 from .calls import Channel
 from .channel import channel_for, close_players
-from .match import MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder
+from .match import MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder, ctrl_c_deferred
 from .players import is_builtin, make_player, seats_from_specs, seats_taken_by
 from .porrinha import PorrinhaProtocol
 from .sandbox import Limits
@@ -269,23 +272,24 @@ def _referee(
     """Play a match (a new one, or one picked up) with its game's runner, to its end."""
     game = started.game
     engine = get_engine(game)
-    referee = Referee(
-        engine, started, recorder, match_id=match_id, on_event=on_event, chance=chance, resumption=resumption
-    )
     calls = [
         channel_for(player, game, index, None if is_builtin(game, seat.player) else timeout)
         for index, (seat, player) in enumerate(zip(seats, players, strict=True))
     ]
-    try:
-        RUNNERS[game](referee, calls, rng)
-    except KeyboardInterrupt:
-        if referee.outcome is None:  # what was played stays in the log, ended as abandoned
-            referee.abandon("match interrupted")
-            recorder.wait()
-        raise
-    finally:
-        for call in calls:
-            call.close()
+    with ctrl_c_deferred():  # a Ctrl-C waits for the step in progress to be whole in the log
+        referee = Referee(
+            engine, started, recorder, match_id=match_id, on_event=on_event, chance=chance, resumption=resumption
+        )
+        try:
+            RUNNERS[game](referee, calls, rng)
+        except KeyboardInterrupt:
+            if referee.outcome is None:  # what was played stays in the log, ended as abandoned
+                referee.abandon("match interrupted")
+                recorder.wait()
+            raise
+        finally:
+            for call in calls:
+                call.close()
     assert referee.outcome is not None, f"the {game} runner ended without recording an outcome"
     if wait:
         recorder.wait()
@@ -308,7 +312,9 @@ def play_series(
 ) -> SeriesResult:
     """Build the players once and play `games` matches with them, in the same seats (each from
     `position`, when given). A user's class plays in a child process of its own (under `limits`)
-    unless `in_process`.
+    unless `in_process`. Each match is given to `on_match`, and counted, once it is durable (in the
+    order played); on Ctrl-C the match in play is ended as abandoned, those finished are made
+    durable and given, and the KeyboardInterrupt goes on.
 
     Raises:
         UsageError: a bad player spec, game, option or count.
@@ -346,29 +352,42 @@ def _play_series(
     series_id = str(uuid7())
     results: list[MatchResult] = []
     places: dict[str, dict[int, int]] = {seat.name: {} for seat in seats}
-    for number in range(1, games + 1):
-        series = Series(series_id, number, games) if games > 1 else None
-        # Matches are recorded while the next one plays; a few may wait to be durable at once.
-        if len(results) >= _IN_FLIGHT:
-            results[-_IN_FLIGHT].recorder.wait()
-        result = play_match(
-            game,
-            seats,
-            players,
-            options=options,
-            store=store,
-            timeout=timeout,
-            series=series,
-            seed=base.randrange(2**63),
-            wait=False,
-            position=position,
-        )
-        results.append(result)
-        for seat, place in enumerate(result.outcome.places):
-            counts = places[seats[seat].name]
-            counts[place] = counts.get(place, 0) + 1
-        if on_match is not None:
-            on_match(result)
-    for result in results[-_IN_FLIGHT:]:
-        result.recorder.wait()
+    in_flight: deque[MatchResult] = deque()  # played, on their way to the log
+
+    def report(*, every: bool = False) -> None:
+        """Give the matches that are durable, oldest first (and wait for one if too many are on their way)."""
+        while in_flight and (every or len(in_flight) > _IN_FLIGHT or in_flight[0].recorder.durable()):
+            result = in_flight[0]
+            result.recorder.wait()
+            in_flight.popleft()
+            results.append(result)
+            for seat, place in enumerate(result.outcome.places):
+                counts = places[seats[seat].name]
+                counts[place] = counts.get(place, 0) + 1
+            if on_match is not None:
+                on_match(result)
+
+    with ctrl_c_deferred():  # a Ctrl-C waits for the step of the match in play to end
+        try:
+            for number in range(1, games + 1):
+                series = Series(series_id, number, games) if games > 1 else None
+                in_flight.append(
+                    play_match(
+                        game,
+                        seats,
+                        players,
+                        options=options,
+                        store=store,
+                        timeout=timeout,
+                        series=series,
+                        seed=base.randrange(2**63),
+                        wait=False,
+                        position=position,
+                    )
+                )
+                report()
+        except KeyboardInterrupt:
+            report(every=True)  # what finished is on its way to the log: make it durable, and say so
+            raise
+    report(every=True)
     return SeriesResult(series_id, tuple(MatchResult(r.match_id, r.seats, r.outcome) for r in results), places)

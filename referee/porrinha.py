@@ -26,7 +26,8 @@ from matchlog.engines.porrinha import (
     PENDING_GUESS,
     PorrinhaState,
 )
-from matchlog.events import Event, GuessVoided, HandReset, IllegalAction, PlayerRemoved
+from matchlog.engines.views import shown_state
+from matchlog.events import Event, GuessVoided, IllegalAction, PlayerRemoved
 
 from .calls import Channel, Reply
 from .players import register_builtin
@@ -180,7 +181,7 @@ class PorrinhaProtocol:
         self.calls = list(calls)
 
     def _table(self, referee: Referee, seat: int, *, settled: bool = False) -> Table:
-        return Table(TableView.of(referee.engine.view(referee.state, seat), seat, settled=settled))
+        return Table(TableView.of(shown_state(referee.engine, referee.state, seat), seat, settled=settled))
 
     def _notify(self, referee: Referee, method: str, seats: Sequence[int], *, settled: bool = False) -> None:
         for seat in seats:
@@ -200,7 +201,8 @@ class PorrinhaProtocol:
         state: PorrinhaState = referee.state
         if state.options.policy == "strict":
             return [PlayerRemoved(seat=turn.seat, code=error.code, reason=f"invalid {turn.decision}: {error.message}")]
-        return [HandReset(seat=turn.seat) if turn.decision == "hand" else GuessVoided(seat=turn.seat)]
+        # A rejected hand counts as 0 by the rejection itself (see the engine): no event of its own.
+        return [] if turn.decision == "hand" else [GuessVoided(seat=turn.seat)]
 
     def after(self, referee: Referee, before: Any, after: Any) -> None:
         if after.round > before.round:

@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import math
 import multiprocessing
+import os
 import queue
 import random
 import signal
@@ -44,12 +45,13 @@ from .play import DEFAULT_TIMEOUT, RUNNERS, play_match
 from .players import make_player, seats_from_specs
 from .sandbox import Limits
 
-__all__ = ["Standing", "TournamentResult", "arrangements", "ratings", "run_tournament"]
+__all__ = ["Standing", "TournamentResult", "arrangements", "cores", "ratings", "run_tournament"]
 
 #: Events a worker gathers before sending them.
 _CHUNK = 500
-#: How long workers have to stop before they are killed.
+#: How long workers have to stop before they are terminated, and then killed.
 _STOP_SECONDS = 15.0
+_TERMINATE_SECONDS = 3.0
 #: The writer appends when it holds this many events, or this many seconds have passed.
 _BATCH_EVENTS = 20_000
 _BATCH_SECONDS = 0.2
@@ -93,6 +95,14 @@ class TournamentResult(msgspec.Struct, frozen=True):
         return self.finished / self.seconds if self.seconds else 0.0
 
 
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
 def arrangements(players: int, seats: int) -> list[tuple[int, ...]]:
     """Every table of `seats` players out of `players`, in every seat order."""
     return [order for table in itertools.combinations(range(players), seats) for order in itertools.permutations(table)]
@@ -111,6 +121,7 @@ class _QueueRecorder:
     def __init__(self, results: Any, stop: Any, number: int, match_id: UUID) -> None:
         self.results = results
         self.stop = stop
+        self.parent = os.getppid()
         self.number = number
         self.match_id = match_id
         self.sent = 0
@@ -122,9 +133,9 @@ class _QueueRecorder:
         if len(self.buffer) >= _CHUNK:
             self.flush()
         self.steps += 1
-        if self.steps % 16 == 0 and self.stop.is_set():
+        if self.steps % 16 == 0 and (self.stop.is_set() or os.getppid() != self.parent):
             self.flush()
-            raise _Stopped
+            raise _Stopped  # asked to stop, or the writer is gone: nobody would record the rest
 
     def flush(self) -> None:
         if self.buffer:
@@ -335,12 +346,15 @@ def run_tournament(
     on_progress: Callable[[int, int], None] | None = None,
     in_process: bool = False,
     limits: Limits | None = None,
+    force_jobs: bool = False,
 ) -> TournamentResult:
-    """Play `games` matches over every table and seat order, in `jobs` worker processes. A user's
-    class plays in a child process of its own in each match (under `limits`) unless `in_process`.
+    """Play `games` matches over every table and seat order, in `jobs` worker processes (default:
+    one per core; more than the cores only with `force_jobs`). Every worker has ended when this
+    returns or raises, whatever happened. A user's class plays in a child process of its own in
+    each match (under `limits`) unless `in_process`.
 
     Raises:
-        UsageError: bad players, table size, game or option.
+        UsageError: bad players, table size, game, option or number of jobs.
         StoreError: the log refused the tournament's events.
     """
     engine = get_engine(game)
@@ -360,7 +374,16 @@ def run_tournament(
     orders = arrangements(len(roster), table)
     seed = seed if seed is not None else random.SystemRandom().randrange(2**63)
     tournament_id = str(uuid7())
-    jobs = max(1, jobs or multiprocessing.cpu_count())
+    available = cores()
+    jobs = jobs or available
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {jobs}", code="usage.jobs")
+    if jobs > available and not force_jobs:
+        raise UsageError(
+            f"--jobs {jobs} is more than the {available} cores here: each worker plays flat out, so more only "
+            "slow each other down (and every one is a process); give --force-jobs to start them anyway",
+            code="usage.jobs",
+        )
 
     context = multiprocessing.get_context("spawn")
     tasks = context.Queue()
@@ -441,9 +464,7 @@ def run_tournament(
                         break
             for worker in stragglers:
                 worker.terminate()  # a worker that ignores the stop loses what it had not sent
-            for worker in workers:
-                if worker.pid is not None:
-                    worker.join(timeout=5)
+            _end(workers)
             # Nobody reads the queues any more: do not wait on them at exit.
             for channel in (tasks, results):
                 channel.cancel_join_thread()
@@ -474,6 +495,18 @@ def run_tournament(
         interrupted,
         tuple(writer.failures),
     )
+
+
+def _end(workers: Sequence[Any]) -> None:
+    """Wait for every started worker to end: terminated ones a moment, then killed."""
+    deadline = time.monotonic() + _TERMINATE_SECONDS
+    for worker in workers:
+        if worker.pid is not None:
+            worker.join(timeout=max(0.0, deadline - time.monotonic()))
+    for worker in workers:
+        if worker.pid is not None and worker.is_alive():
+            worker.kill()
+            worker.join()
 
 
 def _standings(

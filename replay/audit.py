@@ -32,6 +32,7 @@ import msgspec
 
 from matchlog.engines import CHANCE, Engine, Rule
 from matchlog.engines.chance import ALGORITHM, ChanceSource, commitment
+from matchlog.engines.views import shown_state
 from matchlog.events import (
     ActionsUndone,
     AnswerRejected,
@@ -53,7 +54,7 @@ from matchlog.store import Store
 
 from .fold import by_match, engine_of
 
-__all__ = ["AuditFinding", "Dispute", "LiveJudge", "MatchAudit", "audit", "audit_records", "dispute"]
+__all__ = ["AuditFinding", "Dispute", "LiveJudge", "MatchAudit", "audit", "audit_records", "dispute", "dispute_records"]
 
 #: Removal codes that come from outside the rules (a timeout, an exception, a lost connection).
 _OUTSIDE_THE_RULES = ("player.", "remote.", "match.")
@@ -593,10 +594,10 @@ class Dispute(msgspec.Struct, kw_only=True):
     alternatives: list[str]
     alternatives_total: int
     findings: list[AuditFinding]
-    hash: str
+    hash: str | None  # None: withheld (a seat's view of a game with hidden information)
     previous_hash: str | None
     head_seq: int
-    head_hash: str
+    head_hash: str | None
     chain_verified: bool
 
 
@@ -608,6 +609,15 @@ def dispute(store: Store, match_id: UUID | str, seq: int) -> Dispute:
         UsageError: no such seq.
     """
     records = store.read(match_id)
+    return dispute_records(records, seq, chain_verified=not store.verify([records[0].match_id]))
+
+
+def dispute_records(records: Sequence[Record], seq: int, *, chain_verified: bool) -> Dispute:
+    """The evidence about the event at `seq` of a match's records (whose chain the caller checked).
+
+    Raises:
+        UsageError: no such seq.
+    """
     if not 0 <= seq < len(records):
         raise UsageError(
             f"seq {seq} is not in match {records[0].match_id} (seqs 0 to {len(records) - 1})", code="usage.seq"
@@ -638,7 +648,6 @@ def dispute(store: Store, match_id: UUID | str, seq: int) -> Dispute:
                 alternatives.append(engine.describe(before, option, engine.apply(before, option)))
             except Exception:  # pragma: no cover - an option the engine lists but cannot apply
                 alternatives.append(option.tag)
-    chain = [f for f in store.verify([records[0].match_id])]
     return Dispute(
         match_id=str(records[0].match_id),
         game=engine.spec.name,
@@ -654,7 +663,9 @@ def dispute(store: Store, match_id: UUID | str, seq: int) -> Dispute:
         rule=rule,
         rule_says=says,
         before=engine.render(before),
-        before_as_seat=engine.render(engine.view(before, seat)) if seat is not None and engine.spec.hidden else None,
+        before_as_seat=engine.render(shown_state(engine, before, seat))
+        if seat is not None and engine.spec.hidden
+        else None,
         alternatives=alternatives,
         alternatives_total=total,
         findings=list(captured.get("findings", [])) + [f for f in report.findings if f.seq is None],
@@ -662,7 +673,7 @@ def dispute(store: Store, match_id: UUID | str, seq: int) -> Dispute:
         previous_hash=records[seq - 1].hash.hex() if seq else None,
         head_seq=records[-1].seq,
         head_hash=records[-1].hash.hex(),
-        chain_verified=not chain,
+        chain_verified=chain_verified,
     )
 
 

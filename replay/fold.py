@@ -16,6 +16,7 @@ import msgspec
 
 from matchlog.engines import Engine
 from matchlog.engines import get as get_engine
+from matchlog.engines.views import shown_event, shown_state
 from matchlog.events import ActionsUndone, DecodeError, Event, MatchStarted, Record, decode
 from matchlog.store import Store
 
@@ -129,7 +130,11 @@ def fold(records: Sequence[Record], visitor: Visitor | None = None, *, engine: E
 
 
 class Step(msgspec.Struct, frozen=True, kw_only=True):
-    """One record of a timeline: the event as shown, the states around it, and what it did."""
+    """One record of a timeline: the event as shown, the states around it, and what it did.
+
+    In a seat's timeline the record itself is as that seat sees it too: its event and actor are
+    the shown ones, and its hash is withheld (empty), since a hash over a hidden value can be
+    searched for that value where it has few possibilities."""
 
     record: Record
     event: Event  # the event as the viewer may see it
@@ -142,8 +147,9 @@ class Step(msgspec.Struct, frozen=True, kw_only=True):
 def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: bool = False) -> Iterator[Step]:
     """Every record in log order with the (effective) state before and after it.
 
-    With `as_seat`, states are the seat's views and events are redacted for it (seat None: a
-    spectator), so the timeline holds nothing that seat could not have seen at that point.
+    With `as_seat`, states are the seat's views and events are shown as the seat sees them
+    (`engines.views`; seat None: a spectator), so the timeline holds nothing that seat could not
+    have seen at that point.
     """
     engine = engine_of(records)
     undone_at = {seq: r.seq for r in records if isinstance(r.event, ActionsUndone) for seq in r.event.seqs}
@@ -151,16 +157,22 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
     stack: list[tuple[int, Any]] = [(0, state)]  # effective (seq, state after it)
 
     def shown(s: Any) -> Any:
-        return engine.view(s, seat) if as_seat else s
+        return shown_state(engine, s, seat) if as_seat else s
 
-    first = engine.redact(state, records[0].event, seat) if as_seat else records[0].event
-    yield Step(
-        record=records[0],
-        event=first,
-        before=shown(state),
-        after=shown(state),
-        text=engine.describe(shown(state), first, shown(state)),
-    )
+    def step(record: Record, before: Any, after: Any, undone_by: int | None) -> Step:
+        event = shown_event(engine, before, record.event, seat) if as_seat else record.event
+        if as_seat:
+            record = msgspec.structs.replace(record, event=event, actor=event.actor, hash=b"")
+        return Step(
+            record=record,
+            event=event,
+            before=shown(before),
+            after=shown(after),
+            text=engine.describe(shown(before), event, shown(after)),
+            undone_by=undone_by,
+        )
+
+    yield step(records[0], state, state, None)
     for record in records[1:]:
         before = stack[-1][1]
         event = record.event
@@ -172,12 +184,4 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
         else:
             after = engine.apply(before, event)
             stack.append((record.seq, after))
-        visible = engine.redact(before, event, seat) if as_seat else event
-        yield Step(
-            record=record,
-            event=visible,
-            before=shown(before),
-            after=shown(after),
-            text=engine.describe(shown(before), visible, shown(after)),
-            undone_by=undone_at.get(record.seq),
-        )
+        yield step(record, before, after, undone_at.get(record.seq))

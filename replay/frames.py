@@ -15,13 +15,14 @@ from typing import Any
 
 import msgspec
 
-from matchlog.engines import CHANCE, Engine, Turn
+from matchlog.engines import Engine, Turn
 from matchlog.engines.boards import Board, board
+from matchlog.engines.views import shown_outcome, shown_state, shown_turn
 from matchlog.events import Outcome, Record
 
 from .fold import engine_of, timeline
 
-__all__ = ["Frame", "frame_of", "frames", "seen_turn"]
+__all__ = ["Frame", "frame_of", "frames", "seen_outcome", "seen_turn"]
 
 #: `as_seat` for a spectator.
 _SPECTATOR = -1
@@ -38,14 +39,18 @@ class Frame(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def seen_turn(engine: Engine[Any], state: Any, as_seat: int | None) -> Turn | None:
-    """Whose decision is awaited in `state` (the whole state), as `as_seat` may know it: everyone
-    sees whose turn it is; what another seat must decide may tell what it holds (a drawn joker to
-    place), so for it the decision is only "turn"."""
-    turn = engine.to_act(state)
-    seat = None if as_seat is None or as_seat == _SPECTATOR else as_seat
-    if as_seat is not None and turn is not None and turn.seat not in (seat, CHANCE):
-        return Turn(seat=turn.seat, decision="turn")
-    return turn
+    """Whose decision is awaited in `state` (the whole state), as `as_seat` may know it (the views'
+    `shown_turn`; None: the whole record)."""
+    if as_seat is None:
+        return engine.to_act(state)
+    return shown_turn(engine, state, None if as_seat == _SPECTATOR else as_seat)
+
+
+def seen_outcome(engine: Engine[Any], state: Any, as_seat: int | None) -> Outcome | None:
+    """How the match ended, as `as_seat` may know it (the views' `shown_outcome`)."""
+    if as_seat is None:
+        return engine.outcome(state)
+    return shown_outcome(engine, state, None if as_seat == _SPECTATOR else as_seat)
 
 
 def frame_of(position: Any) -> Frame:
@@ -64,13 +69,13 @@ def frames(records: Sequence[Record], as_seat: int | None, *, start: int = 0, st
         if step.record.seq < start:
             continue
         full = step.after
-        state = full if as_seat is None else engine.view(full, seat)
+        state = full if as_seat is None else shown_state(engine, full, seat)
         made.append(
             Frame(
                 seq=step.record.seq,
                 board=board(state),
                 turn=seen_turn(engine, full, as_seat),
-                outcome=engine.outcome(full),
+                outcome=seen_outcome(engine, full, as_seat),
             )
         )
     return made

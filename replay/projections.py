@@ -51,6 +51,11 @@ class _Tallying:
         pass
 
 
+def _projected(records: Sequence[Record], heads: dict[UUID, int]) -> Figures:
+    match_id = records[0].match_id
+    return Figures(match_id, heads[match_id], FIGURES_VERSION, tuple(figures_of(records)))
+
+
 def figures_of(records: Sequence[Record]) -> list[Figure]:
     """A match's figures, from its log (its effective history: what undos took back does not count)."""
     engine = engine_of(records)
@@ -59,8 +64,16 @@ def figures_of(records: Sequence[Record]) -> list[Figure]:
     return tally.figures()
 
 
-def refresh(store: Store, *, batch: int = 500, on_progress: Callable[[int, int], None] | None = None) -> int:
-    """Project every stale match; returns how many there were.
+def refresh(
+    store: Store,
+    *,
+    batch: int = 500,
+    on_progress: Callable[[int, int], None] | None = None,
+    skipped: list[str] | None = None,
+) -> int:
+    """Project every stale match; returns how many there were. A match that cannot be projected
+    (a game this matchlog does not know, an event it cannot read or fold) is left out and named
+    in `skipped`, so one bad match never keeps the others from their statistics.
 
     Raises:
         StoreError: the log is read-only or the write failed.
@@ -70,10 +83,16 @@ def refresh(store: Store, *, batch: int = 500, on_progress: Callable[[int, int],
     for start in range(0, len(todo), batch):
         chunk = todo[start : start + batch]
         heads = dict(chunk)
-        sets = [
-            Figures(records[0].match_id, heads[records[0].match_id], FIGURES_VERSION, tuple(figures_of(records)))
-            for records in by_match(store.records([match_id for match_id, _ in chunk]))
-        ]
+        try:
+            sets = [_projected(records, heads) for records in by_match(store.records(list(heads)))]
+        except Exception:  # one of them cannot be projected: find which, one by one
+            sets = []
+            for match_id in heads:
+                try:
+                    sets.append(_projected(store.read(match_id), heads))
+                except Exception as error:
+                    if skipped is not None:
+                        skipped.append(f"match {match_id}: {getattr(error, 'message', None) or error}")
         store.put_figures(sets)
         done += len(chunk)
         if on_progress is not None:

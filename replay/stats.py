@@ -101,6 +101,7 @@ class Statistics(msgspec.Struct, frozen=True):
     seats: tuple[Rate, ...]
     dice: tuple[DiceFairness, ...]
     figures: tuple[GameFigure, ...]
+    skipped: tuple[str, ...] = ()  # matches whose figures could not be projected, and why
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -163,7 +164,8 @@ def statistics(
     """
     if by not in ("player", "seat"):
         raise ValueError(f"by player or seat, not {by!r}")
-    projected = refresh(store) if store.writable else 0
+    skipped: list[str] = []
+    projected = refresh(store, skipped=skipped) if store.writable else 0
     base, params = _matches(game, since)
     return Statistics(
         by=by,
@@ -174,6 +176,7 @@ def statistics(
         seats=tuple(_rates(store, base, params, "seat")),
         dice=tuple(_dice(store, base, params)),
         figures=tuple(_figures(store, base, params)),
+        skipped=tuple(skipped),
     )
 
 
@@ -259,7 +262,7 @@ def _rates(store: Store, base: str, params: list[Any], by: str) -> list[Rate]:
         SELECT m.game, {subject} AS subject, {player} AS player, count(*), count(*) FILTER (WHERE s.winner),
                avg(s.place), avg(coalesce(s.score, 0)), count(*) FILTER (WHERE s.removed)
         FROM seats s JOIN m USING (match_id)
-        WHERE m.status = 'finished' AND m.game <> 'knockout'
+        WHERE m.status = 'finished' AND m.game <> 'knockout' AND s.place IS NOT NULL
         GROUP BY ALL
         ORDER BY m.game, {"count(*) FILTER (WHERE s.winner) DESC, subject" if by == "player" else "min(s.seat)"}
         """,

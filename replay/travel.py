@@ -2,7 +2,9 @@
 
 A snapshot is the effective state after some seq S, as it was at S; it stays right for every later
 seq N unless an undo between S and N takes back an event at or before S, in which case an earlier
-snapshot (or seq 0) is used. Snapshots are a cache: dropping them changes nothing but speed.
+snapshot (or seq 0) is used. Snapshots are a cache: dropping them changes nothing but speed. The
+store hands out only a snapshot whose digest matches the log; one that still cannot be read or
+folded on from is dropped, and the state is folded from seq 0 instead.
 """
 
 from __future__ import annotations
@@ -46,8 +48,16 @@ def load(store: Store, match_id: UUID | str) -> tuple[Engine[Any], list[Record]]
     return engine_of(records), records
 
 
-def state_at(store: Store, match_id: UUID | str, seq: int | None = None, *, cache_snapshots: bool = True) -> MatchState:
-    """The state of a match after seq `seq` (default: its last), folded from the nearest snapshot.
+def state_at(
+    store: Store,
+    match_id: UUID | str,
+    seq: int | None = None,
+    *,
+    cache_snapshots: bool = True,
+    use_snapshots: bool = True,
+) -> MatchState:
+    """The state of a match after seq `seq` (default: its last), folded from the nearest snapshot
+    (or, without `use_snapshots`, from seq 0).
 
     Raises:
         UnknownMatch: no such match.
@@ -67,7 +77,7 @@ def state_at(store: Store, match_id: UUID | str, seq: int | None = None, *, cach
     decoder = _state_decoder(engine.spec.state)
 
     # Find a snapshot that no later undo (up to the target) reaches behind.
-    upto = target
+    upto = target if use_snapshots else -1
     while True:
         found = store.snapshot(match_id, upto, key) if upto >= 0 else None
         start_seq = found[0] if found else 0
@@ -85,10 +95,22 @@ def state_at(store: Store, match_id: UUID | str, seq: int | None = None, *, cach
         state = engine.start(history[0][1])  # type: ignore[arg-type]
         history = history[1:]
     else:
-        state = decoder.decode(found[1])
+        try:
+            state = decoder.decode(found[1])
+            state = engine.apply(state, history[0][1]) if history else state
+        except Exception:  # a snapshot the rules cannot go on from: drop it, and fold from the start
+            store.drop_snapshot(match_id, start_seq, key)
+            return state_at(store, match_id, target, cache_snapshots=cache_snapshots, use_snapshots=False)
+        history = history[1:]
     last_snapshot = start_seq
     for at, event in history:
-        state = engine.apply(state, event)
+        try:
+            state = engine.apply(state, event)
+        except Exception:
+            if found is None:
+                raise
+            store.drop_snapshot(match_id, start_seq, key)
+            return state_at(store, match_id, target, cache_snapshots=cache_snapshots, use_snapshots=False)
         if cache_snapshots and at - last_snapshot >= SNAPSHOT_EVERY:
             store.put_snapshot(match_id, at, key, msgspec.msgpack.encode(state))
             last_snapshot = at

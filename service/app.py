@@ -29,6 +29,7 @@ from litestar.params import Parameter
 from litestar.response import ServerSentEvent, Stream
 
 from matchlog import __version__
+from matchlog.engines import get as get_engine
 from matchlog.events import (
     ConcurrencyError,
     DecodeError,
@@ -46,13 +47,13 @@ from matchlog.file import FileLog
 from matchlog.log import Line, Position, SqlResult, Verification
 from matchlog.replay.audit import Dispute, MatchAudit
 from matchlog.replay.stats import Statistics
+from matchlog.replay.views import seat_catalogue
 from matchlog.store import Appended, Figures, MatchInfo
 
 from .auth import Access, Keys, MatchTokens
 from .follow import Hub
 from .live import Appending, LiveMatches, NewMatch
 from .pages import VIEWER_ROUTES
-from .views import audit_for, dispute_for
 
 __all__ = ["create_app"]
 
@@ -141,6 +142,7 @@ class Forked(msgspec.Struct, frozen=True):
 
 class VerifyRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     matches: Annotated[list[UUID], msgspec.Meta(max_length=1_000_000)]
+    deep: bool = False
 
 
 class SqlRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -217,6 +219,7 @@ def health(log: FileLog) -> Health:
 @get("/api/matches", sync_to_thread=True)
 def list_matches(
     log: FileLog,
+    access: Access,
     game: str | None = None,
     status: str | None = None,
     player: str | None = None,
@@ -228,7 +231,14 @@ def list_matches(
     time; page with limit and offset."""
     if since is not None and since.tzinfo is not None:
         since = since.astimezone(tz=None).replace(tzinfo=None)
-    return log.matches(game=game, status=status, player=player, since=since, limit=limit, offset=offset)
+    found = log.matches(game=game, status=status, player=player, since=since, limit=limit, offset=offset)
+    return [_catalogue(info, access) for info in found]
+
+
+def _catalogue(info: MatchInfo, access: Access) -> MatchInfo:
+    """A catalogue row as the caller may see it: in a game with hidden information, a reader who
+    may not see the whole record gets no head hash (a hash over a hidden value tests guesses)."""
+    return info if access.sees_all_of(info.match_id) else seat_catalogue(info, get_engine(info.game))
 
 
 @post("/api/matches", sync_to_thread=True, status_code=201)
@@ -241,9 +251,9 @@ def create_match(data: NewMatch, access: Access, live: LiveMatches, keys: Keys) 
 
 
 @get("/api/matches/{match_id:str}", sync_to_thread=True)
-def match_info(match_id: str, log: FileLog) -> MatchInfo:
+def match_info(match_id: str, log: FileLog, access: Access) -> MatchInfo:
     """One match's catalogue row (an id or a unique prefix of one)."""
-    return log.info(match_id)
+    return _catalogue(log.info(match_id), access)
 
 
 @get("/api/matches/{match_id:str}/tokens", sync_to_thread=True)
@@ -284,15 +294,20 @@ def match_state(
 
 @get("/api/matches/{match_id:str}/audit", sync_to_thread=True)
 def match_audit(
-    match_id: str, log: FileLog, access: Access, seq: Annotated[int | None, Parameter(ge=0)] = None
+    match_id: str,
+    log: FileLog,
+    access: Access,
+    seq: Annotated[int | None, Parameter(ge=0)] = None,
+    as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
 ) -> MatchAudit | Dispute:
-    """The audit of a match, or with `seq` the dispute report about that event. Readers who may
-    not see the whole record get what their view allows: findings without their evidence, and
-    the report's states, event and alternatives as they saw them."""
+    """The audit of a match, or with `seq` the dispute report about that event, as the caller may
+    see it (`as_seat` as for `events`): a seat's or a spectator's report holds every finding's seq
+    and rule, and evidence only about what that view saw whole."""
     info = log.info(match_id)
+    view = access.view(info.match_id, as_seat)
     if seq is not None:
-        return dispute_for(log, info, seq, access)
-    return audit_for(log, info, access)
+        return log.dispute(info.match_id, seq, as_seat=view)
+    return next(iter(log.audit([info.match_id], as_seat=view)))
 
 
 @get("/api/matches/{match_id:str}/follow")
@@ -402,21 +417,28 @@ def fork(match_id: str, data: ForkAt, access: Access, log: FileLog) -> Forked:
 
 
 @get("/api/verify", sync_to_thread=True)
-def verify(log: FileLog, match: str | None = None) -> Verification:
-    """Check the hash chains of every match (or of `match`), and each catalogue head."""
-    return log.verify(match)
+def verify(log: FileLog, access: Access, match: str | None = None, deep: bool = False) -> Verification:
+    """Check the hash chains of every match (or of `match`), and each catalogue head; `deep` (the
+    admin's: it folds every match again) also derives the catalogue, seats and figures again."""
+    if deep:
+        access.require_admin("a deep verify")
+    return log.verify(match, deep=deep)
 
 
 @post("/api/verify", sync_to_thread=True, status_code=200)
-def verify_some(data: VerifyRequest, log: FileLog) -> Verification:
-    """Check the hash chains of the matches given."""
-    return log.verify(data.matches)
+def verify_some(data: VerifyRequest, log: FileLog, access: Access) -> Verification:
+    """Check the hash chains of the matches given (`deep`: as for GET)."""
+    if data.deep:
+        access.require_admin("a deep verify")
+    return log.verify(data.matches, deep=data.deep)
 
 
 @get("/api/audit", sync_to_thread=True)
 def audit_all(log: FileLog, access: Access) -> list[MatchAudit]:
     """The audit of every match, as the caller may see each."""
-    return [audit_for(log, info, access) for info in log.matches()]
+    if access.is_admin:
+        return list(log.audit())
+    return [next(iter(log.audit([info.match_id], as_seat=access.view(info.match_id, None)))) for info in log.matches()]
 
 
 @get("/api/stats", sync_to_thread=True)

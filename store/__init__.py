@@ -3,7 +3,7 @@ snapshot, export and import. It imports nothing of matchlog but `matchlog.events
 
 from .catalogue import Appended, Figures, Finding, MatchInfo, SeatRow
 from .chain import GENESIS, chain_hash
-from .log import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT, Store, is_interrupt
+from .log import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT, MatchCheck, Store, is_interrupt
 
 __all__ = [
     "DEFAULT_SQL_ROWS",
@@ -12,6 +12,7 @@ __all__ = [
     "Appended",
     "Figures",
     "Finding",
+    "MatchCheck",
     "MatchInfo",
     "SeatRow",
     "Store",

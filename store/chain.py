@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from uuid import UUID
 
-__all__ = ["GENESIS", "SQL_EXPECTED_HASH", "chain_hash"]
+__all__ = ["GENESIS", "SQL_EXPECTED_HASH", "chain_hash", "snapshot_digest"]
 
 #: The "previous hash" of seq 0.
 GENESIS = bytes(32)
@@ -49,3 +49,9 @@ SQL_EXPECTED_HASH = f"""unhex(sha256(concat(
     epoch_us(recorded_at)::VARCHAR, chr(10), coalesce(actor::VARCHAR, ''), chr(10),
     game, chr(10), type, chr(10), version::VARCHAR, chr(10), coalesce(seat::VARCHAR, ''), chr(10),
     payload)))"""
+
+
+def snapshot_digest(head: bytes, engine: str, state: bytes) -> bytes:
+    """What ties a cached state to the log: SHA-256 over the hash of the event it was folded to
+    (so it stops matching if the chain changes there), the engine key and the state's bytes."""
+    return hashlib.sha256(head + b"\n" + engine.encode() + b"\n" + state).digest()

@@ -26,17 +26,20 @@ from matchlog.events import (
     Draft,
     Event,
     ImportRejected,
+    MatchStarted,
     Record,
     SqlError,
     StoreBusy,
     StoreError,
     UnknownMatch,
+    canonical,
+    control_character,
     decode,
     uuid_from_int,
 )
 
 from .catalogue import Appended, Figures, Finding, MatchInfo, select_matches
-from .chain import SQL_EXPECTED_HASH
+from .chain import SQL_EXPECTED_HASH, snapshot_digest
 from .schema import DDL, SCHEMA_VERSION
 from .writer import Item, Request, Writer, items, replace_figures
 
@@ -51,6 +54,12 @@ DEFAULT_SQL_ROWS = 10_000
 _MAX_ROWS = 2**62
 _CANONICAL_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 _LOCKED = re.compile(r"Conflicting lock is held in (?P<program>.*?) \(PID (?P<pid>\d+)\)")
+#: The times a log can hold: from 1970 to the end of year 9999 (microseconds since the epoch).
+_LAST_US = 253_402_300_799_999_999
+
+#: A check of one imported match (its events from seq 0, each with its line), by the rules: it
+#: raises ImportRejected naming the line. See `matchlog.replay.imports`.
+MatchCheck = Callable[[UUID, list[tuple[int, Event]]], None]
 
 
 def is_interrupt(error: BaseException) -> bool:
@@ -209,7 +218,9 @@ class Store:
         try:
             self._check_is_log(create=not read_only)
             if not read_only:
+                self._drop_old_snapshots()
                 self._db.execute(DDL)
+            self._digests = self._has_snapshot_digests()
         except Exception as error:
             self._db.close()
             if is_interrupt(error):
@@ -249,6 +260,19 @@ class Store:
                 f"version {SCHEMA_VERSION}",
                 code="store.version",
             )
+
+    def _drop_old_snapshots(self) -> None:
+        """Drop a snapshot cache from before snapshots carried a digest (it is only a cache)."""
+        tables = {name for (name,) in self._db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        if "snapshots" in tables and not self._has_snapshot_digests():
+            self._db.execute("DROP TABLE snapshots")
+
+    def _has_snapshot_digests(self) -> bool:
+        return bool(
+            self._db.execute(
+                "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'snapshots' AND column_name = 'digest'"
+            ).fetchall()[0][0]
+        )
 
     def close(self) -> None:
         """Commit what is queued and release the file."""
@@ -431,7 +455,8 @@ class Store:
             clauses.append("created_at >= ?")
             params.append(since)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        tail = f" LIMIT {min(int(limit), _MAX_ROWS)}" if limit is not None else ""
+        # A limit beyond what the log could hold is no limit (DuckDB takes at most a BIGINT).
+        tail = f" LIMIT {int(limit)}" if limit is not None and limit < _MAX_ROWS else ""
         if offset:
             tail += f" OFFSET {min(int(offset), _MAX_ROWS)}"
         return self._fresh(
@@ -677,17 +702,59 @@ class Store:
     # -- snapshots ---------------------------------------------------------------------------
 
     def snapshot(self, match_id: UUID, upto: int, engine: str) -> tuple[int, bytes] | None:
-        """The latest cached state of `match_id` at a seq <= `upto`, for the engine key given."""
+        """The latest cached state of `match_id` at a seq <= `upto`, for the engine key given, whose
+        digest matches the log as it is now; one that does not is dropped, never returned."""
+        if not self._digests:
+            return None
         rows = (
             self._read()
             .execute(
-                "SELECT seq, state FROM snapshots WHERE match_id = ? AND seq <= ? AND engine = ?"
-                " ORDER BY seq DESC LIMIT 1",
+                "SELECT s.seq, s.state, s.digest, e.hash FROM snapshots s"
+                " LEFT JOIN events e ON e.match_id = s.match_id AND e.seq = s.seq"
+                " WHERE s.match_id = ? AND s.seq <= ? AND s.engine = ? ORDER BY s.seq DESC",
                 [match_id, upto, engine],
             )
             .fetchall()
         )
-        return (rows[0][0], bytes(rows[0][1])) if rows else None
+        for seq, state, digest, head in rows:
+            if head is not None and snapshot_digest(bytes(head), engine, bytes(state)) == bytes(digest):
+                return seq, bytes(state)
+            self.drop_snapshot(match_id, seq, engine)
+        return None
+
+    def snapshot_keys(self) -> list[tuple[UUID, int, str]]:
+        """Every cached state's (match id, seq, engine key)."""
+        if not self._digests:
+            return []
+        return [tuple(row) for row in self._read().execute("SELECT match_id, seq, engine FROM snapshots").fetchall()]  # type: ignore[misc]
+
+    def snapshot_at(self, match_id: UUID, seq: int, engine: str) -> tuple[bytes, bool] | None:
+        """The cached state at exactly `seq`, and whether its digest matches the log (not dropped)."""
+        rows = (
+            self._read()
+            .execute(
+                "SELECT s.state, s.digest, e.hash FROM snapshots s"
+                " LEFT JOIN events e ON e.match_id = s.match_id AND e.seq = s.seq"
+                " WHERE s.match_id = ? AND s.seq = ? AND s.engine = ?",
+                [match_id, seq, engine],
+            )
+            .fetchall()
+        )
+        if not rows:
+            return None
+        state, digest, head = rows[0]
+        matches = head is not None and snapshot_digest(bytes(head), engine, bytes(state)) == bytes(digest)
+        return bytes(state), matches
+
+    def drop_snapshot(self, match_id: UUID, seq: int, engine: str) -> None:
+        """Drop one cached state (a read-only log keeps its cache as it is)."""
+        if self._writer is None:
+            return
+        self._writer.submit_call(
+            lambda con: con.execute(
+                "DELETE FROM snapshots WHERE match_id = ? AND seq = ? AND engine = ?", [match_id, seq, engine]
+            )
+        ).result()
 
     def on_commit(self, listener: Callable[[list[tuple[UUID, int]]], None]) -> None:
         """Call `listener([(match id, last seq), ...])` on the writer's thread after every commit
@@ -715,12 +782,17 @@ class Store:
         return None
 
     def put_snapshot(self, match_id: UUID, seq: int, engine: str, state: bytes) -> None:
-        """Cache a folded state (a read-only log silently keeps no cache)."""
+        """Cache a state folded to `seq`, with its digest (a read-only log silently keeps no cache)."""
         if self._writer is None:
             return
+        found = self._read().execute("SELECT hash FROM events WHERE match_id = ? AND seq = ?", [match_id, seq])
+        heads = found.fetchall()
+        if len(heads) != 1:
+            return  # no single event there to tie it to
+        digest = snapshot_digest(bytes(heads[0][0]), engine, state)
         self._writer.submit_call(
             lambda con: con.execute(
-                "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?)", [match_id, seq, engine, state]
+                "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?, ?)", [match_id, seq, engine, state, digest]
             )
         ).result()
 
@@ -779,15 +851,19 @@ class Store:
             cursor.close()
         return count
 
-    def import_jsonl(self, lines: Iterable[bytes]) -> list[Appended]:
+    def import_jsonl(self, lines: Iterable[bytes], *, check: MatchCheck | None = None) -> list[Appended]:
         """Import a JSON Lines export: every chain is checked, and either all of it lands or none.
 
+        Each line must hold an event exactly as matchlog writes it (its canonical JSON: nothing
+        added, repeated or reordered), of a type the log records (not one only views show), at a
+        time between 1970 and 9999, and a match's seats must be named without control characters.
+        `check`, given each match's events, judges them by the rules (the store knows none).
         Matches already in the log are skipped when identical, and extended when the log holds a
         prefix of them.
 
         Raises:
             ImportRejected: a line is malformed, a chain does not verify, or a match conflicts with
-                the log; nothing was written.
+                the log, each naming the line; nothing was written.
         """
         by_match: dict[UUID, list[Item]] = {}
         seqs: dict[UUID, list[int]] = {}
@@ -801,8 +877,11 @@ class Store:
                 claimed = bytes.fromhex(line.hash)
             except (msgspec.DecodeError, DecodeError, UnicodeDecodeError, ValueError) as error:
                 raise ImportRejected(f"line {number}: {_first_line(str(error))}") from None
+            except RecursionError:
+                raise ImportRejected(f"line {number}: its JSON is nested too deeply") from None
             if event.tag != line.type:
                 raise ImportRejected(f"line {number}: type {line.type!r} does not match the event's {event.tag!r}")
+            _check_line(number, line, event, bytes(line.event))
             by_match.setdefault(line.match_id, []).append(
                 Item(event, str(line.event_id), line.at_us, line.version, payload, claimed, number)
             )
@@ -813,6 +892,8 @@ class Store:
             numbers = seqs[match_id]
             if numbers != list(range(len(numbers))):
                 raise ImportRejected(f"match {match_id}: its lines are not seqs 0, 1, 2, ... in order")
+            if check is not None:
+                check(match_id, [(item.line or 0, item.event) for item in items])
             known = select_matches(self._read(), "WHERE match_id = ?", [match_id])
             if known:
                 stored = known[0]
@@ -834,6 +915,29 @@ class Store:
             raise
         except StoreError as error:
             raise ImportRejected(f"{error.message}; nothing was imported") from None
+
+
+def _check_line(number: int, line: _Line, event: Event, payload: bytes) -> None:
+    """Refuse an imported line that no referee of matchlog could have written.
+
+    Raises:
+        ImportRejected: naming the line and what is wrong with it.
+    """
+    if type(event).view_only:
+        raise ImportRejected(f"line {number}: {event.tag} is what a view shows a seat, never a recorded event")
+    if not canonical(payload, event, line.version):
+        raise ImportRejected(
+            f"line {number}: the {event.tag} event is not written the one way matchlog writes it (no spaces, "
+            "fields in order, no field repeated or unknown): it was changed, or not exported by matchlog"
+        )
+    if not 0 <= line.at_us <= _LAST_US:
+        raise ImportRejected(f"line {number}: at_us {line.at_us} is not a time from 1970 to 9999")
+    if isinstance(event, MatchStarted):
+        for seat, sitting in enumerate(event.seats):
+            for what, text in (("name", sitting.name), ("player", sitting.player)):
+                found = control_character(text)
+                if found is not None:
+                    raise ImportRejected(f"line {number}: seat {seat}'s {what} holds a control character ({found})")
 
 
 def _match_filter(match_ids: Sequence[UUID] | None) -> tuple[str, list[Any]]:

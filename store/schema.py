@@ -185,12 +185,16 @@ SELECT match_id, seq, recorded_at, game, type, seat, payload ->> '$.code' AS cod
        coalesce(payload ->> '$.message', payload ->> '$.reason') AS message
 FROM events WHERE type IN ('match.answer_rejected', 'match.player_removed');
 
--- A cache of folded states; dropping it loses nothing.
+-- A cache of folded states; dropping it loses nothing. `digest` ties a state to the log: the
+-- SHA-256 of the hash of the event it was folded to, the engine key and the state (store/chain.py).
+-- A snapshot whose digest does not match is dropped, never used. (A log from before the digest
+-- has its cache dropped when it is opened for writing.)
 CREATE TABLE IF NOT EXISTS snapshots (
     match_id UUID    NOT NULL,
     seq      BIGINT  NOT NULL,
     engine   VARCHAR NOT NULL,
     state    BLOB    NOT NULL,
+    digest   BLOB    NOT NULL,
     PRIMARY KEY (match_id, seq, engine)
 );
 """

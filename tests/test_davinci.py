@@ -16,6 +16,7 @@ from rich.console import Console
 
 from matchlog.engines import CHANCE, Rule, Turn
 from matchlog.engines.davinci import ENGINE, HIDDEN, JOKERS, DavinciRule, DavinciState, colour, number
+from matchlog.engines.views import shown_event, shown_state, shown_turn
 from matchlog.events import (
     GuessStopped,
     IllegalAction,
@@ -26,25 +27,31 @@ from matchlog.events import (
     TileDrawn,
     TileDrawnHidden,
     TileGuessed,
+    TilePlacedHidden,
     TileRevealed,
+    TileSorted,
     TilesShuffled,
     TilesShuffledHidden,
+    decode,
+    draft,
+    uuid7,
 )
 from matchlog.referee import MemoryRecorder, play_match, play_series
 from matchlog.referee.davinci import HumanPlayer, SeedAIPlayer, candidates
-from matchlog.replay import export_seat_jsonl, timeline
+from matchlog.replay import audit_records, export_seat_jsonl, timeline
 from matchlog.store import Store
 
 
-def started(players: int = 2, jokers: bool = False) -> DavinciState:
+def started(players: int = 2, jokers: bool = False, **options: object) -> DavinciState:
+    """A table as a match recorded before `hidden_jokers` starts (unless it is given)."""
     seats = tuple(Seat(f"p{i}", "x") for i in range(players))
-    return ENGINE.start(MatchStarted(game="davinci", options={"jokers": jokers}, seats=seats))
+    return ENGINE.start(MatchStarted(game="davinci", options={"jokers": jokers, **options}, seats=seats))
 
 
-def dealt(order: list[int], players: int = 2, jokers: bool = False) -> DavinciState:
+def dealt(order: list[int], players: int = 2, jokers: bool = False, **options: object) -> DavinciState:
     """A table after shuffling `order` (the pile, top first) and dealing."""
-    state = ENGINE.apply(started(players, jokers), TilesShuffled(order=tuple(order)))
-    while ENGINE.to_act(state) == Turn(CHANCE, "deal"):
+    state = ENGINE.apply(started(players, jokers, **options), TilesShuffled(order=tuple(order)))
+    while (turn := ENGINE.to_act(state)) is not None and turn.seat == CHANCE and turn.decision != "draw":
         state = ENGINE.apply(state, ENGINE.chance_outcomes(state)[0])
     return state
 
@@ -105,6 +112,44 @@ def test_a_joker_waits_for_its_owner_to_place_it():
     state = act(state, JokerPlaced(seat=0, position=1))
     assert state.rows[0] == (0, 24, 2, 4, 6) and state.drawn == 1
     assert ENGINE.to_act(state) == Turn(0, "guess")
+
+
+def test_with_hidden_jokers_every_drawn_tile_waits_and_the_others_cannot_tell_a_joker():
+    order = [0, 1, 2, 3, 4, 5, 6, 7, 24, 8, *range(9, 24), 25]
+    state = dealt(order, jokers=True, hidden_jokers=True)
+    assert state.rows[0] == (0, 2, 4, 6) and state.pending == ()
+    joker = draw(state)  # seat 0 draws the black joker
+    assert ENGINE.to_act(joker) == Turn(0, "place_joker")
+    placed = act(joker, JokerPlaced(seat=0, position=0))
+    # The other world: seat 0 draws black 4 (tile 8) instead, which the referee sorts into place.
+    other = draw(dealt([0, 1, 2, 3, 4, 5, 6, 7, 8, 24, *range(9, 24), 25], jokers=True, hidden_jokers=True))
+    assert ENGINE.to_act(other) == Turn(CHANCE, "place_tile")
+    assert ENGINE.chance_outcomes(other) == (TileSorted(seat=0, position=4),)
+    sorted_ = ENGINE.apply(other, TileSorted(seat=0, position=4))
+    assert sorted_.rows[0] == (0, 2, 4, 6, 8) and sorted_.drawn == 4
+    # Seat 1 sees the same steps in both worlds: a black tile drawn, a tile put in place by seat 0.
+    for before, event in ((joker, JokerPlaced(seat=0, position=0)), (other, TileSorted(seat=0, position=4))):
+        shown = shown_event(ENGINE, before, event, 1)
+        assert isinstance(shown, TilePlacedHidden) and shown.actor == 0
+        assert shown_turn(ENGINE, before, 1) == Turn(0, "place_tile")
+        assert shown_state(ENGINE, before, 1).pending == ((0, HIDDEN[0]),)
+    assert shown_turn(ENGINE, joker, 0) == Turn(0, "place_joker")
+    assert ENGINE.to_act(placed) == ENGINE.to_act(sorted_) == Turn(0, "guess")
+
+
+def test_a_match_recorded_before_hidden_jokers_replays_as_it_was_played():
+    """The golden playthrough of a jokers match as matchlog recorded it before `hidden_jokers`:
+    its events, read back by today's engine, give the same lines and the same final table."""
+    recorded = (Path(__file__).parent / "fixtures" / "recorded" / "davinci-jokers-before-hidden-jokers.txt").read_text()
+    lines, texts, rendered = recorded.split("\n\n", 2)
+    recorder = MemoryRecorder()
+    recorder.drafts = [draft(decode(line), at_us=0) for line in lines.splitlines()]
+    records = recorder.records(uuid7(), at_us=0)
+    assert "hidden_jokers" not in records[0].event.options
+    steps = list(timeline(records))
+    assert [step.text for step in steps] == texts.splitlines()
+    assert ENGINE.render(steps[-1].after) + "\n" == rendered
+    assert audit_records(records).findings == []
 
 
 # -- guessing --------------------------------------------------------------------------------
@@ -191,9 +236,9 @@ def test_views_hide_other_seats_numbers_but_not_colours_or_places():
     assert view.rows[1] == state.rows[1]
     assert view.rows[0] == tuple(HIDDEN[colour(t)] for t in state.rows[0])
     assert set(view.pile) <= set(HIDDEN) and len(view.pile) == len(state.pile)
-    assert ENGINE.redact(state, TileDrawn(seat=0, tile=8), 1) == TileDrawnHidden(seat=0, colour=0)
-    assert ENGINE.redact(state, TileDrawn(seat=0, tile=8), 0) == TileDrawn(seat=0, tile=8)
-    assert ENGINE.redact(state, TilesShuffled(order=(1, 2)), 0) == TilesShuffledHidden(count=2)
+    assert shown_event(ENGINE, state, TileDrawn(seat=0, tile=8), 1) == TileDrawnHidden(seat=0, colour=0)
+    assert shown_event(ENGINE, state, TileDrawn(seat=0, tile=8), 0) == TileDrawn(seat=0, tile=8)
+    assert shown_event(ENGINE, state, TilesShuffled(order=(1, 2)), 0) == TilesShuffledHidden(count=2)
     state = act(state, TileGuessed(seat=0, target=1, position=2, number=2))
     assert ENGINE.view(state, 0).rows[1][2] == 5  # turned up: everyone sees it
 
@@ -234,10 +279,10 @@ def test_no_seats_view_replay_or_export_holds_another_seats_hidden_number(seed, 
         records = store.read(result.match_id)
         seat = data.draw(st.integers(0, players - 1), label="seat")
         live = None
-        for step in timeline(records, seat, as_seat=True):
-            truth = ENGINE.apply(live, step.record.event) if live is not None and step.record.seq else None
+        for step, record in zip(timeline(records, seat, as_seat=True), records, strict=True):
+            truth = ENGINE.apply(live, record.event) if live is not None and record.seq else None
             live = truth if truth is not None else ENGINE.start(records[0].event)
-            forbidden = secrets(live, seat) | (secrets(step.before, seat) if step.record.seq else set())
+            forbidden = secrets(live, seat) | (secrets(step.before, seat) if record.seq else set())
             # The state a seat sees contains only its own and turned-up numbers...
             for owner, row in enumerate(step.after.rows):
                 for i, tile in enumerate(row):

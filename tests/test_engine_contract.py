@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from matchlog.engines import CHANCE, GAMES, Engine
 from matchlog.engines.chance import ChanceSource
+from matchlog.engines.views import shown_event
 from matchlog.events import Event, IllegalAction, MatchStarted, Record, Seat
 from matchlog.referee import RUNNERS, MemoryRecorder, PlayerCalls, Referee, builtin_names, make_player
 from matchlog.replay import audit_records, fold, state_at
@@ -125,7 +126,7 @@ def test_views_are_idempotent_and_hide_what_they_hide(game: str, data: st.DataOb
         for seat in [None, *range(players)]:
             seen = engine.view(state, seat)
             assert engine.view(seen, seat) == seen
-            shown = engine.redact(state, record.event, seat)
+            shown = shown_event(engine, state, record.event, seat)
             assert isinstance(shown, Event)
             if not engine.spec.hidden:
                 assert seen == state and shown == record.event

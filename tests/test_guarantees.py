@@ -6,6 +6,7 @@ error or a recorded ruling, never a traceback, a hang or a changed log."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import signal
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -290,7 +291,53 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes]:
     return folder, path.read_bytes()
 
 
+#: Changes an attacker makes to one event, then hashing the chain again (store/chain.py is public):
+#: only the checks past the chain can refuse them. (text to find, its replacement)
+FORGERIES = [
+    ('"options":{', '"options":{"deep":' + "[" * 50_000 + "]" * 50_000 + ","),  # nested too deeply
+    ('"at_us":', '"at_us":1000000000000000000'),  # after year 9999 (the digits that follow stay)
+    ('"type":"porrinha.guess_made","seat":0,"guess":', '"type":"porrinha.guess_made","seat":0,"guess":99,"guess":'),
+    ('"type":"porrinha.hand_chosen","seat":0,', '"type":"porrinha.hand_chosen","seat":0,"note":"x",'),
+    ('"type":"porrinha.hand_chosen","seat":0,', '"type":"porrinha.hand_chosen","seat":99,'),
+    ('"game":"porrinha"', '"game":"chess"'),
+    ('"name":"random"', '"name":"\\u001b[2J"'),
+    ('"type":"porrinha.hand_chosen","seat":1,"hand":', '"type":"porrinha.hand_hidden","seat":1,"x":'),
+    ('"places":[', '"places":[1,'),
+]
+
+
+def rechained(data: bytes) -> bytes:
+    """Every hash of a JSON Lines export computed again from its lines, the actor and seat columns
+    taken from each event as the store takes them: what an attacker who edits a file then does."""
+    from matchlog.events import decode
+    from matchlog.store import GENESIS, chain_hash
+
+    heads: dict[str, bytes] = {}
+    lines = []
+    for line in data.decode(errors="replace").splitlines():
+        if ',"event":' not in line:
+            lines.append(line)
+            continue
+        at = line.index(',"event":')
+        envelope, payload = json.loads(line[:at] + "}"), line[at + 9 : -1]
+        try:
+            event = decode(payload.encode())
+            envelope["actor"], envelope["seat"] = event.actor, getattr(event, "seat", None)
+        except Exception:  # what does not decode keeps its columns
+            pass
+        match_id = envelope["match_id"]
+        digest = chain_hash(
+            heads.get(match_id, GENESIS), match_id, envelope["seq"], envelope["event_id"], envelope["at_us"],
+            envelope["actor"], envelope["game"], envelope["type"], envelope["version"], envelope["seat"], payload,
+        )  # fmt: skip
+        heads[match_id] = digest
+        envelope["hash"] = digest.hex()
+        lines.append(json.dumps(envelope, separators=(",", ":"))[:-1] + ',"event":' + payload + "}")
+    return ("\n".join(lines) + "\n").encode()
+
+
 MUTATIONS = st.one_of(
+    st.tuples(st.just("forged"), st.sampled_from(FORGERIES)),
     st.tuples(st.just("truncate"), st.floats(0, 1)),
     st.tuples(st.just("byte"), st.floats(0, 1), st.binary(min_size=1, max_size=4)),
     st.tuples(st.just("invalid utf-8"), st.floats(0, 1)),
@@ -316,6 +363,9 @@ MUTATIONS = st.one_of(
 
 def mutate(data: bytes, mutation: tuple[Any, ...]) -> bytes:
     kind = mutation[0]
+    if kind == "forged":
+        find, replace = mutation[1]
+        return rechained(data.replace(find.encode(), replace.encode(), 1 if find != '"game":"porrinha"' else -1))
     lines = data.split(b"\n")
     if kind == "truncate":
         return data[: int(len(data) * mutation[1])]
@@ -336,6 +386,15 @@ def mutate(data: bytes, mutation: tuple[Any, ...]) -> bytes:
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mutation=MUTATIONS)
+@example(mutation=("forged", FORGERIES[0]))
+@example(mutation=("forged", FORGERIES[1]))
+@example(mutation=("forged", FORGERIES[2]))
+@example(mutation=("forged", FORGERIES[3]))
+@example(mutation=("forged", FORGERIES[4]))
+@example(mutation=("forged", FORGERIES[5]))
+@example(mutation=("forged", FORGERIES[6]))
+@example(mutation=("forged", FORGERIES[7]))
+@example(mutation=("forged", FORGERIES[8]))
 def test_a_damaged_import_file_is_refused_whole_with_a_clear_error(
     exported: tuple[Path, bytes], mutation: tuple[Any, ...]
 ):
@@ -350,6 +409,8 @@ def test_a_damaged_import_file_is_refused_whole_with_a_clear_error(
         before = store.count()
     result = runner.invoke(app, ["import", str(path), "--db", str(target)])
     assert result.exit_code in (0, 2) and "Traceback" not in result.stdout + result.stderr
+    if mutation[0] == "forged":  # each forgery is one no referee could have recorded
+        assert result.exit_code == 2 and result.stderr.startswith("error[store.import_rejected]: line "), result.stderr
     with Store(target) as store:
         assert store.verify() == []
         if result.exit_code == 2:
@@ -400,6 +461,7 @@ WORDS = st.sampled_from(
         "0",
         "3",
         "99999999999999999999",
+        "99999999999999999999999",
         "nan",
         "",
         "x",
@@ -425,6 +487,9 @@ def fuzz_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(words=st.lists(WORDS, min_size=1, max_size=6))
+@example(words=["list", "--limit", "99999999999999999999999"])
+@example(words=["sql", "SELECT '[/x]'"])
+@example(words=["tournament", "porrinha", "-p", "random", "-p", "random", "--games", "3", "--jobs", "300"])
 def test_any_command_line_ends_in_a_result_or_a_clear_error(fuzz_log: Path, words: list[str]):
     with Store(fuzz_log) as store:
         before = (store.count(), store.verify())
@@ -512,3 +577,74 @@ def test_a_player_answering_anything_gets_a_ruling_and_the_match_ends_recorded(
     assert all(r.seat == 0 for r in removals), "only the saboteur is ever removed"
     records = recorder.records(result.match_id)
     assert audit_records(records).findings == [], "every ruling is the rules' own"
+
+
+# -- the Fish server's sign-ups and a Fish client, sent anything ----------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=12,
+)
+SENT = st.one_of(
+    st.binary(max_size=400),
+    JSON_VALUES.map(lambda value: json.dumps(value).encode()),
+    st.sampled_from(["start", "playing-as", "setup", "take-turn", "end"]).flatmap(
+        lambda name: JSON_VALUES.map(lambda args: json.dumps([name, [args]]).encode())
+    ),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(sent=SENT)
+@example(sent=b"1" * 5000)
+@example(sent=b"[" * 100_000)
+@example(sent=b'"alice"')
+def test_a_fish_sign_up_of_anything_is_taken_or_refused_with_a_reason(sent: bytes):
+    """The server's sign-up reader (one thread per connection) given any bytes: a sign-up taken or
+    refused with its reason, never an exception (a thread's traceback on the server)."""
+    import socket
+
+    from matchlog.referee.fish_remote import NAME, Channel, _Lobby
+
+    signed: list[Any] = []
+    lobby = _Lobby(4, 0.5, signed.append)
+    client, server = socket.socketpair()
+    with client, server:
+        client.sendall(sent)
+        client.shutdown(socket.SHUT_WR)
+        lobby._read_name(Channel(server), "fuzz")  # here, not on a thread: an exception fails the test
+    assert len(signed) == 1
+    assert signed[0].refused or NAME.fullmatch(signed[0].name), signed[0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(sent=SENT)
+@example(sent=b"1" * 5000)
+@example(sent=b"[" * 100_000)
+def test_a_fish_client_against_a_server_sending_anything_ends_in_a_result_or_a_remote_error(sent: bytes):
+    import socket
+    import threading
+
+    from matchlog.events import RemoteError
+    from matchlog.referee.fish_remote import play_remote
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+
+        def server() -> None:
+            connection, _ = listener.accept()
+            with connection:
+                connection.settimeout(5)
+                connection.recv(64)  # the name
+                connection.sendall(sent)
+
+        thread = threading.Thread(target=server, daemon=True)
+        thread.start()
+        try:
+            play_remote(make_player("fish", "random", random.Random(1)), "alice", port=port, timeout=2)
+            code = "played"
+        except RemoteError as error:
+            code = error.code
+        thread.join(5)
+    assert code == "played" or code.startswith("remote."), code

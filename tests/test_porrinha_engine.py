@@ -7,6 +7,7 @@ import pytest
 
 from matchlog.engines import Rule, Turn
 from matchlog.engines.porrinha import (
+    CLOSED_HAND,
     ENGINE,
     INVALID_GUESS,
     NO_HAND,
@@ -15,6 +16,7 @@ from matchlog.engines.porrinha import (
     PorrinhaRule,
     PorrinhaState,
 )
+from matchlog.engines.views import shown_event, shown_turn
 from matchlog.events import (
     AnswerRejected,
     Event,
@@ -126,16 +128,18 @@ def test_answers_out_of_turn_or_of_the_wrong_kind_are_refused():
 
 def test_others_cannot_see_your_hand():
     state = run(table(3), HandChosen(seat=0, hand=2), HandChosen(seat=1, hand=1))
-    assert ENGINE.view(state, 0).hands == (2, None, None)
-    assert ENGINE.view(state, 1).hands == (None, 1, None)
-    assert ENGINE.view(state, None).hands == (None, None, None)
-    # The redacted event tells others only that a hand was closed.
-    assert ENGINE.redact(state, HandChosen(seat=0, hand=2), 1) == HandHidden(seat=0)
-    assert ENGINE.redact(state, HandChosen(seat=0, hand=2), 0) == HandChosen(seat=0, hand=2)
-    assert ENGINE.redact(state, HandReset(seat=0), 2) == HandHidden(seat=0)
+    # Who has closed a hand is public; on how many chopsticks is not.
+    assert ENGINE.view(state, 0).hands == (2, CLOSED_HAND, None)
+    assert ENGINE.view(state, 1).hands == (CLOSED_HAND, 1, None)
+    assert ENGINE.view(state, None).hands == (CLOSED_HAND, CLOSED_HAND, None)
+    assert shown_turn(ENGINE, state, 0) == ENGINE.to_act(state)
+    # The shown event tells others only that a hand was closed.
+    assert shown_event(ENGINE, state, HandChosen(seat=0, hand=2), 1) == HandHidden(seat=0)
+    assert shown_event(ENGINE, state, HandChosen(seat=0, hand=2), 0) == HandChosen(seat=0, hand=2)
+    assert shown_event(ENGINE, state, HandReset(seat=0), 2) == HandHidden(seat=0)
     rejected = AnswerRejected(seat=0, decision="hand", answer="7", code="x", message="y")
-    assert ENGINE.redact(state, rejected, 1) == HandHidden(seat=0)
-    assert ENGINE.redact(state, GuessMade(seat=0, guess=3), 1) == GuessMade(seat=0, guess=3)
+    assert shown_event(ENGINE, state, rejected, 1) == HandHidden(seat=0)
+    assert shown_event(ENGINE, state, GuessMade(seat=0, guess=3), 1) == GuessMade(seat=0, guess=3)
 
 
 # -- guesses ---------------------------------------------------------------------------------
@@ -267,10 +271,14 @@ def test_apply_refuses_events_of_other_layers_and_games():
         ENGINE.apply(table(2), MatchStarted(game="porrinha", options={}, seats=()))
 
 
-def test_rejections_change_nothing_by_themselves():
-    state = table(2)
+def test_a_rejected_hand_counts_as_0_under_the_lenient_policy_and_nothing_under_the_strict():
     rejected = AnswerRejected(seat=0, decision="hand", answer="'x'", code="porrinha.not_an_integer", message="m")
-    assert ENGINE.apply(state, rejected) == state
+    # Lenient: the rejection is the ruling, one event as any hand (a reset of its own would show).
+    assert ENGINE.apply(table(2), rejected).hands == (0, None)
+    strict = table(2, policy="strict")
+    assert ENGINE.apply(strict, rejected) == strict  # the removal that follows is what changes it
+    guess = AnswerRejected(seat=0, decision="guess", answer="9", code="porrinha.guess_out_of_range", message="m")
+    assert ENGINE.apply(table(2), guess) == table(2)  # GuessVoided follows
 
 
 def test_apply_never_mutates_its_input():

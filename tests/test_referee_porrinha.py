@@ -181,7 +181,9 @@ def test_lenient_policy_resets_a_bad_hand_and_voids_a_bad_guess():
         code=PorrinhaRule.NOT_AN_INTEGER,
         message="hand must be an integer, not str",
     )
-    assert events[2] == HandReset(seat=0)
+    # The rejection is the ruling: the hand counts as 0, with no event of its own.
+    assert events[2] == HandChosen(seat=1, hand=1)
+    assert not any(isinstance(e, HandReset) for e in events)
     rejected = next(e for e in events if isinstance(e, AnswerRejected) and e.decision == "guess")
     assert rejected.code == PorrinhaRule.GUESS_OUT_OF_RANGE and rejected.answer == "99"
     assert events[events.index(rejected) + 1] == GuessVoided(seat=0)

@@ -529,3 +529,27 @@ def test_figures_a_match_ends_with_twice_before_they_are_written_keep_only_the_l
         store._write().submit_call(lambda con: replace_figures(con, [first, latest])).result()
         assert store.query("SELECT seat, figure, value FROM figures") == [(0, "answers", 2.0)]
         assert store.query("SELECT last_seq FROM projected") == [(2,)]
+
+
+def test_a_log_from_before_snapshot_digests_still_opens_and_drops_its_old_cache(tmp_path: Path):
+    from matchlog.replay import state_at
+
+    path = tmp_path / "old.duckdb"
+    with Store(path) as store:
+        play(store, ["random", "random"])
+        store.query("DROP TABLE snapshots")
+        store.query(
+            "CREATE TABLE snapshots (match_id UUID NOT NULL, seq BIGINT NOT NULL, engine VARCHAR NOT NULL,"
+            " state BLOB NOT NULL, PRIMARY KEY (match_id, seq, engine))"
+        )
+        store.query("INSERT INTO snapshots SELECT match_id, 1, 'porrinha:1', 'not a state'::BLOB FROM matches")
+    with Store(path, read_only=True) as store:  # read-only: the old cache is not used
+        match = store.matches()[0]
+        assert store.snapshot(match.match_id, match.last_seq, "porrinha:1") is None
+        assert state_at(store, match.match_id).seq == match.last_seq
+    with Store(path) as store:  # for writing: the old cache is dropped, the new one has digests
+        columns = [
+            row[0] for row in store.query("SELECT column_name FROM duckdb_columns() WHERE table_name = 'snapshots'")
+        ]
+        assert "digest" in columns and store.query("SELECT count(*) FROM snapshots")[0][0] == 0
+        assert store.verify() == []

@@ -1,0 +1,106 @@
+"""Imports judged by the rules: a log takes only what a referee of matchlog could have recorded.
+
+The store checks each imported line on its own (its bytes, its hash chain, its time, its names);
+it knows no game. `check_match` adds what needs the rules: the game is one this matchlog knows, it
+can start with those options and that many seats, every event is one of its own types, every seat
+an event names is at the table, the outcome places every seat, and the rules can fold every event
+in turn. So a log never holds a match that would break `replay`, `stats` or `export` later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+from uuid import UUID
+
+from matchlog.engines import get as get_engine
+from matchlog.engines import names as game_names
+from matchlog.events import (
+    ActionsUndone,
+    Event,
+    ImportRejected,
+    KnockoutGamePlayed,
+    MatchEnded,
+    MatchlogError,
+    MatchStarted,
+    Outcome,
+    UsageError,
+)
+from matchlog.store import Appended, Store
+
+__all__ = ["check_match", "import_jsonl"]
+
+#: The fields of an event that name a seat of its match.
+_SEAT_FIELDS = ("seat", "target", "by")
+
+
+def import_jsonl(store: Store, lines: Iterable[bytes]) -> list[Appended]:
+    """Import a JSON Lines export into `store`, each match checked by its game's rules too: all of
+    it lands, or none.
+
+    Raises:
+        ImportRejected: a line or a match fails a check (naming the line); nothing was written.
+    """
+    return store.import_jsonl(lines, check=check_match)
+
+
+def check_match(match_id: UUID, events: Sequence[tuple[int, Event]]) -> None:
+    """Refuse a match (its events from seq 0, each with its line) that its rules could not have
+    recorded.
+
+    Raises:
+        ImportRejected: naming the line and what is wrong.
+    """
+    line, started = events[0]
+    if not isinstance(started, MatchStarted):
+        raise ImportRejected(f"line {line}: match {match_id} starts with {started.tag}, not match.started")
+    try:
+        engine = get_engine(started.game)
+    except UsageError:
+        raise ImportRejected(
+            f"line {line}: {started.game!r} is not a game this matchlog knows ({', '.join(game_names())})"
+        ) from None
+    try:
+        state = engine.start(started)
+    except MatchlogError as error:
+        raise ImportRejected(f"line {line}: match {match_id} cannot start as recorded: {error.message}") from None
+    seats = len(started.seats)
+    taken = {seq for _, event in events if isinstance(event, ActionsUndone) for seq in event.seqs}
+    for seq, (line, event) in enumerate(events[1:], start=1):
+        if type(event) not in engine.views or type(event).view_only or isinstance(event, MatchStarted):
+            raise ImportRejected(f"line {line}: {event.tag} is not an event of a {started.game} match at seq {seq}")
+        _check_seats(line, event, seats)
+        if seq in taken or isinstance(event, ActionsUndone):
+            continue
+        try:
+            state = engine.apply(state, event)
+        except Exception as error:  # the rules cannot fold it: replay, stats and views could not either
+            raise ImportRejected(
+                f"line {line}: the rules of {started.game} cannot apply {event.tag} at seq {seq}: "
+                f"{type(error).__name__}: {error}"
+            ) from None
+
+
+def _check_seats(line: int, event: Event, seats: int) -> None:
+    """Refuse an event that names a seat the table does not have, or an outcome that does not place it."""
+
+    def refuse(what: str, value: Any) -> None:
+        raise ImportRejected(f"line {line}: {event.tag} names {what} {value}, but the match has seats 0 to {seats - 1}")
+
+    for name in _SEAT_FIELDS:
+        value = getattr(event, name, None)
+        if isinstance(value, int) and not 0 <= value < seats:
+            refuse(f"{name}", value)
+    if isinstance(event, KnockoutGamePlayed):
+        for value in (*event.seats, *event.winners, *event.removed):
+            if not 0 <= value < seats:
+                refuse("seat", value)
+    if isinstance(event, MatchEnded):
+        outcome: Outcome = event.outcome
+        if len(outcome.places) != seats or any(not 1 <= place <= seats for place in outcome.places):
+            raise ImportRejected(f"line {line}: the outcome does not give each of the {seats} seats a place")
+        if outcome.scores and len(outcome.scores) != seats:
+            raise ImportRejected(f"line {line}: the outcome does not give each of the {seats} seats a score")
+        for value in (*outcome.winners, *outcome.removed):
+            if not 0 <= value < seats:
+                refuse("seat", value)
