@@ -15,9 +15,15 @@ __all__ = [
     "SCHEMA_VERSION",
     "SEAT_COLUMNS",
     "SEAT_ROWS",
+    "TREE_DDL",
+    "TREE_LEAF_ROWS",
+    "TREE_NODE_ROWS",
 ]
 
-SCHEMA_VERSION = "1"
+#: 2: the Merkle tree over the log (tree_leaves, tree_nodes) and its signed checkpoints. A log of
+#: version 1 is brought to 2 the first time it is opened for writing (its tree built once); matchlog
+#: before version 2 refuses a log of version 2, because it would append events without leaves.
+SCHEMA_VERSION = "2"
 
 # The rows of each table as the writer hands them to DuckDB (ids as text, cast in SQL).
 EVENT_ROWS = pa.schema(
@@ -80,9 +86,47 @@ FIGURE_ROWS = pa.schema(
 )
 
 
+TREE_LEAF_ROWS = pa.schema(
+    [
+        ("first_leaf", pa.int64()),
+        ("match_id", pa.string()),
+        ("first_seq", pa.int64()),
+        ("count", pa.int32()),
+    ]
+)
+TREE_NODE_ROWS = pa.schema([("level", pa.int16()), ("idx", pa.int64()), ("hash", pa.binary())])
+
+
 EVENT_COLUMNS = tuple(EVENT_ROWS.names)
 MATCH_COLUMNS = tuple(MATCH_ROWS.names)
 SEAT_COLUMNS = tuple(SEAT_ROWS.names)
+
+TREE_DDL = """
+-- The Merkle tree over the log (RFC 9162; proofs/tree.py, docs/proofs.md): leaf i is the i-th event
+-- the log committed, and a leaf is the event's chain hash. Written in the transaction of its events.
+-- One row per run of leaves: events first_seq .. first_seq + count - 1 of match_id are leaves
+-- first_leaf .. first_leaf + count - 1 (a bulk append is one run a match; a live one, one an append).
+CREATE TABLE IF NOT EXISTS tree_leaves (
+    first_leaf BIGINT  NOT NULL,
+    match_id   UUID    NOT NULL,
+    first_seq  BIGINT  NOT NULL,
+    count      INTEGER NOT NULL
+);
+-- The hash of every complete subtree of 2^level leaves, level 8, 16, 24, ... (a row per 256 leaves
+-- in all), from leaf idx * 2^level: what a proof needs besides the leaves of its own 256.
+CREATE TABLE IF NOT EXISTS tree_nodes (
+    level SMALLINT NOT NULL,
+    idx   BIGINT   NOT NULL,
+    hash  BLOB     NOT NULL
+);
+-- Every checkpoint the log signed (a C2SP signed note of its tree's size and root), oldest first.
+CREATE TABLE IF NOT EXISTS checkpoints (
+    size      BIGINT    NOT NULL,
+    root      BLOB      NOT NULL,
+    signed_at TIMESTAMP NOT NULL,
+    note      VARCHAR   NOT NULL
+);
+"""
 
 DDL = f"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -156,6 +200,8 @@ CREATE TABLE IF NOT EXISTS projected (
     last_seq BIGINT  NOT NULL,
     version  INTEGER NOT NULL
 );
+
+{TREE_DDL}
 
 -- Views for SQL users (`matchlog sql`), documented in the README.
 CREATE OR REPLACE VIEW match_results AS

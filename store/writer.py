@@ -6,6 +6,10 @@ after its group is durable. Bulk jobs (import, tournaments) get a transaction of
 all-or-nothing. Every write goes through this thread, so checking `expected_seq` against the heads
 it keeps in memory is race-free.
 
+The Merkle tree over the log grows in the same transaction as the events: the writer keeps the tree's
+frontier in memory (`tree`, replaced only once a commit succeeds), and each commit adds the leaves'
+runs and the complete subtrees to keep (store/tree.py), so no event is ever without its leaf.
+
 The catalogue (`matches`, `seats`) is derived from the events. A new match's rows are inserted in
 the transaction of its first events; later changes (its head, its ending) are kept in memory and
 written when the writer pauses (IDLE_SECONDS), at least every FLUSH_SECONDS, and on close, because an UPDATE per
@@ -50,9 +54,10 @@ from matchlog.events import (
 
 from .catalogue import Appended, Figures, MatchInfo, SeatRow, select_matches
 from .chain import GENESIS, chain_hash
-from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS
+from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS, TREE_LEAF_ROWS, TREE_NODE_ROWS
+from .tree import TreeReader
 
-__all__ = ["GROUP_EVENTS", "Item", "Request", "Writer", "items"]
+__all__ = ["GROUP_EVENTS", "Item", "Request", "Writer", "insert_tree", "items"]
 
 #: The most events one live group commit holds.
 GROUP_EVENTS = 2_000
@@ -138,6 +143,7 @@ class _Group:
     """The rows one transaction will write."""
 
     events: list[tuple[Any, ...]] = field(default_factory=list)
+    runs: list[tuple[str, int, int]] = field(default_factory=list)  # (match, first seq, count) of `events`
     touched: dict[UUID, _Pending] = field(default_factory=dict)
     created: set[UUID] = field(default_factory=set)  # matches whose first events are in this group
     seats: dict[tuple[UUID, int], SeatRow] = field(default_factory=dict)
@@ -168,6 +174,9 @@ class Writer:
         self.listeners: list[Callable[[list[tuple[UUID, int]]], None]] = []
         newest = self._con.execute("SELECT max(match_id) FROM matches").fetchall()[0][0]
         self._newest = newest.int if newest is not None else -1  # the greatest match id in the log
+        #: The tree as committed: its frontier (store/tree.py). Replaced, never changed, so other threads
+        #: may read its size and root at any time.
+        self.tree = TreeReader(self._con).frontier(TreeReader(self._con).size())
         self.recovered = self._recover()
         self._thread = threading.Thread(target=self._run, name="matchlog-writer", daemon=True)
         self._thread.start()
@@ -432,6 +441,7 @@ class Writer:
 
         # The request is good: fold it into the group.
         group.events.extend(rows)
+        group.runs.append((match_text, first, len(rows)))
         if first == 0:
             group.created.add(match_id)
         for row in seats:
@@ -493,9 +503,16 @@ class Writer:
         changed = {m: o.info for m, o in group.touched.items() if m not in group.created}
         new_seats = [row for key, row in group.seats.items() if key[0] in group.created]
         other_seats = {key: row for key, row in group.seats.items() if key[0] not in group.created}
+        tree = self.tree.copy()
+        runs, leaf = [], tree.size  # the group's events become the next leaves, in order
+        for match_text, first_seq, count in group.runs:
+            runs.append((leaf, match_text, first_seq, count))
+            leaf += count
+        kept = tree.extend([row[10] for row in group.events])
         try:
             con.begin()
             _insert_events(con, group.events)
+            insert_tree(con, runs, kept)
             if created:
                 _insert(con, "matches", [info.row() for info in created], MATCH_ROWS, upsert=False)  # type: ignore[union-attr]
             if new_seats:
@@ -511,6 +528,7 @@ class Writer:
         except Exception:
             _rollback(con)  # memory still holds only what is committed
             raise
+        self.tree = tree
         if not bulk:
             self._dirty.update(changed)  # type: ignore[arg-type]
             self._dirty_seats.update(other_seats)
@@ -603,6 +621,16 @@ def _insert_events(con: duckdb.DuckDBPyConnection, rows: list[tuple[Any, ...]]) 
     _insert_rows(con, "events", rows, EVENT_ROWS, _INSERT_EVENTS)
 
 
+def insert_tree(
+    con: duckdb.DuckDBPyConnection, runs: list[tuple[int, str, int, int]], kept: list[tuple[int, int, bytes]]
+) -> None:
+    """Insert the leaves' runs and the complete subtrees to keep."""
+    if runs:
+        _insert_rows(con, "tree_leaves", runs, TREE_LEAF_ROWS, _INSERT_LEAVES)  # type: ignore[arg-type]
+    if kept:
+        _insert_rows(con, "tree_nodes", kept, TREE_NODE_ROWS, _INSERT_NODES)  # type: ignore[arg-type]
+
+
 def _insert(
     con: duckdb.DuckDBPyConnection, name: str, rows: list[tuple[Any, ...]], schema: pa.Schema, *, upsert: bool
 ) -> None:
@@ -634,6 +662,10 @@ _INSERT_EVENTS = """
     INSERT INTO events
     SELECT match_id::UUID, seq, event_id::UUID, recorded_at, actor, game, type, version, seat, payload, hash
     FROM {table}"""
+_INSERT_LEAVES = """
+    INSERT INTO tree_leaves SELECT first_leaf, match_id::UUID, first_seq, count FROM {table}"""
+_INSERT_NODES = """
+    INSERT INTO tree_nodes SELECT level, idx, hash FROM {table}"""
 _UPSERT_MATCHES = """
     INSERT OR REPLACE INTO matches
     SELECT match_id::UUID, game, status, created_at, ended_at, players, strategies, options, last_seq,

@@ -71,6 +71,7 @@ def test_a_recording_killed_at_a_random_moment_loses_nothing_acknowledged(tmp_pa
         recorder.stdout.close()  # type: ignore[union-attr]
     with Store(path) as store:
         assert store.verify() == []
+        assert store.verify_tree() == [], "every event committed has its leaf in the Merkle tree"
         for match_id, last in acknowledged.items():
             info = store.match(match_id)
             assert (info.status, info.last_seq) == ("finished", last), "every acknowledged match is whole"
@@ -121,7 +122,7 @@ def test_a_tournament_killed_mid_flight_keeps_what_it_finished_and_the_rest_can_
             assert time.monotonic() < deadline, "the log stayed busy after the tournament was killed"
             time.sleep(0.2)
     with store:
-        assert store.verify() == []
+        assert store.verify() == [] and store.verify_tree() == []
         finished = store.matches(status="finished", limit=None)
         assert len(finished) > 10
         assert all(r.findings == [] for r in audit(store, [m.match_id for m in finished]))
