@@ -49,8 +49,10 @@ def key_text(value: str) -> str:
         UsageError: a file that cannot be read.
     """
     path = Path(value)
-    if "+" not in value or path.is_file():
+    if path.is_file():
         return read_note_file(path).strip()
+    if "+" not in value:
+        raise UsageError(f"--key {value!r} is neither a public key (NAME+KEYID+BASE64) nor a file", code="usage.key")
     return value.strip()
 
 

@@ -412,6 +412,14 @@ WORDS = st.sampled_from(
         "--reason",
         "--option",
         "a=b",
+        "key",
+        "checkpoint",
+        "receipt",
+        "prove",
+        "check",
+        "--against",
+        "--key",
+        "--latest",
     ]
 )
 
