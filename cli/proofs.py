@@ -137,7 +137,7 @@ def prove(
     held = read_note_file(against) if against is not None else None
     with open_log(db, server) as log:
         bundle = log.prove(match, seq=seq, against=held, as_seat=as_seat)
-    text = jsonlib.dumps(bundle, indent=1) + "\n"
+    text = jsonlib.dumps(bundle, separators=(",", ":")) + "\n"  # `python -m json.tool` shows it laid out
     write_out(text, output, f"the proof of {len(bundle['entries'])} event(s)")
 
 

@@ -34,6 +34,7 @@ from matchlog.proofs.verifier import (
     Receipt,
     VerifierKey,
     compare_receipt,
+    open_note,
     parse_note,
     read_note,
 )
@@ -52,17 +53,36 @@ def checkpoint(store: Store, signer: Signer) -> str:
     Raises:
         StoreError: the log is read-only.
     """
-    return store.checkpoint(lambda size, root: signer.sign(checkpoint_text(signer.name, size, root)))[2]
+    return _sign(store, signer)[2]
+
+
+def _sign(store: Store, signer: Signer) -> tuple[int, bytes, str, int]:
+    return store.checkpoint(
+        lambda size, root: signer.sign(checkpoint_text(signer.name, size, root)),
+        reuse=lambda note: _signed_by(note, signer),
+    )
+
+
+def _signed_by(note: str, signer: Signer | None) -> bool:
+    """Whether `note` is signed by `signer`'s key (a log whose key was replaced signs anew)."""
+    if signer is None:
+        return True
+    try:
+        open_note(note, signer.verifier)
+    except NoteError:
+        return False
+    return True
 
 
 def _covering(store: Store, size: int, signer: Signer | None) -> tuple[int, bytes, str]:
-    """A checkpoint of at least `size` leaves: the latest one kept if it is big enough, else a new one.
+    """A checkpoint of at least `size` leaves: the latest one kept if it is big enough (and signed by
+    the log's key), else a new one.
 
     Raises:
         ProofError: none is big enough and this log cannot sign one (`proof.no_checkpoint`).
     """
     kept = store.checkpoints(limit=1)
-    if kept and kept[0][0] >= size:
+    if kept and kept[0][0] >= size and _signed_by(kept[0][2], signer):
         return kept[0][:3]
     if signer is None or not store.writable:
         raise ProofError(
@@ -70,8 +90,7 @@ def _covering(store: Store, size: int, signer: Signer | None) -> tuple[int, byte
             "(by the log's owner, or the service at its next interval) makes one",
             code="proof.no_checkpoint",
         )
-    made = store.checkpoint(lambda n, root: signer.sign(checkpoint_text(signer.name, n, root)))
-    return made[:3]
+    return _sign(store, signer)[:3]
 
 
 def held_note(text: str) -> Checkpoint | Receipt:

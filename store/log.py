@@ -738,10 +738,12 @@ class Store:
         size = tree.size()
         return size, tree.frontier(size).root()
 
-    def checkpoint(self, sign: Callable[[int, bytes], str]) -> tuple[int, bytes, str, int]:
+    def checkpoint(
+        self, sign: Callable[[int, bytes], str], reuse: Callable[[str], bool] = lambda note: True
+    ) -> tuple[int, bytes, str, int]:
         """Sign the committed tree's size and root (`sign(size, root)` gives the note) and keep the
-        checkpoint in the log; the latest one instead when the tree has not changed since it.
-        Returns (size, root, note, signed at in us).
+        checkpoint in the log; the latest one instead when the tree has not changed since it and
+        `reuse(note)` (it is signed by the same key). Returns (size, root, note, signed at in us).
 
         Raises:
             StoreError: the log is read-only or closed.
@@ -752,7 +754,7 @@ class Store:
             frontier = writer.tree  # on the writer's thread: exactly what is committed
             size, root = frontier.size, frontier.root()
             latest = con.execute(_LATEST_CHECKPOINT + " LIMIT 1").fetchall()
-            if latest and latest[0][0] == size and bytes(latest[0][1]) == root:
+            if latest and latest[0][0] == size and bytes(latest[0][1]) == root and reuse(latest[0][2]):
                 return size, root, latest[0][2], latest[0][3]
             note, signed_us = sign(size, root), now_us()
             con.execute(

@@ -414,3 +414,20 @@ def test_the_service_signs_a_checkpoint_at_its_interval_as_the_log_grows(tmp_pat
         assert size == events > 0, "a checkpoint of the grown tree, signed by the service unasked"
     finally:
         assert server.stop() == 0
+
+
+def test_a_log_whose_key_was_replaced_signs_anew_and_a_read_only_log_signs_nothing(tmp_path: Path):
+    db = tmp_path / "log.duckdb"
+    with FileLog(db, mode="create") as log:
+        play_series("porrinha", ["random", "random"], games=1, seed=3, store=log, timeout=5.0)
+        first = log.checkpoint()
+        assert log.checkpoint() == first, "the tree has not grown: the same checkpoint"
+    Path(f"{db}.key").unlink()
+    with FileLog(db, mode="write") as log:
+        second = log.checkpoint()
+        assert second != first and verifier.read_note(second, verifier.parse_verifier_key(log.key()))
+    assert Path(f"{db}.key").stat().st_mode & 0o777 == 0o600
+    with FileLog(db, mode="read") as log:
+        assert log.checkpoint() == second, "a reader gets the latest kept"
+        match = log.matches()[0].match_id
+        assert verifier.check_bundle(log.prove(match), verifier.parse_verifier_key(log.key())).ok
