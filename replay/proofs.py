@@ -37,6 +37,7 @@ from matchlog.proofs.verifier import (
     open_note,
     parse_note,
     read_note,
+    verify_consistency,
 )
 from matchlog.store import Store
 
@@ -57,10 +58,30 @@ def checkpoint(store: Store, signer: Signer) -> str:
 
 
 def _sign(store: Store, signer: Signer) -> tuple[int, bytes, str, int]:
-    return store.checkpoint(
-        lambda size, root: signer.sign(checkpoint_text(signer.name, size, root)),
-        reuse=lambda note: _signed_by(note, signer),
-    )
+    """Sign the tree as it stands, if it extends the latest checkpoint the log signed.
+
+    Raises:
+        ProofError: it does not (`proof.inconsistent`): the file was changed since; a log never signs
+            two trees that contradict each other (C2SP tlog-checkpoint).
+    """
+
+    def sign(size: int, root: bytes) -> str:
+        kept = store.checkpoints(limit=1)
+        if kept:
+            old, old_root = kept[0][0], kept[0][1]
+            extends = old <= size and verify_consistency(
+                old, size, old_root, root, store.tree().consistency(old, size) if old < size else []
+            )
+            if not extends:
+                raise ProofError(
+                    f"the log's tree no longer extends the checkpoint it signed last (of {old} entries): the "
+                    "file was changed since, and the log will not sign a tree that contradicts it "
+                    "(`matchlog verify --against` that checkpoint says where)",
+                    code="proof.inconsistent",
+                )
+        return signer.sign(checkpoint_text(signer.name, size, root))
+
+    return store.checkpoint(sign, reuse=lambda note: _signed_by(note, signer))
 
 
 def _signed_by(note: str, signer: Signer | None) -> bool:
@@ -79,10 +100,12 @@ def _covering(store: Store, size: int, signer: Signer | None) -> tuple[int, byte
     the log's key), else a new one.
 
     Raises:
-        ProofError: none is big enough and this log cannot sign one (`proof.no_checkpoint`).
+        ProofError: none is big enough and this log cannot sign one (`proof.no_checkpoint`), or the
+            tree no longer extends the latest one (`proof.inconsistent`: the file was changed).
     """
     kept = store.checkpoints(limit=1)
-    if kept and kept[0][0] >= size and _signed_by(kept[0][2], signer):
+    now = store.tree_head()[0]
+    if kept and size <= kept[0][0] <= now and _signed_by(kept[0][2], signer):
         return kept[0][:3]
     if signer is None or not store.writable:
         raise ProofError(
@@ -167,6 +190,7 @@ def prove(
             raise
         return _absent(store, held, against, signer)  # type: ignore[arg-type]
     rows = store.rows(info.match_id)
+    by_seq = {row[0]: row for row in rows}
     last = rows[-1][0]
     if seq is not None and not 0 <= seq <= last:
         raise UsageError(f"seq {seq} is not in match {info.match_id} (seqs 0 to {last})", code="usage.seq")
@@ -187,7 +211,7 @@ def prove(
                 "match is proven once it has ended",
                 code="proof.running",
             )
-    chosen = [rows[seq]] if seq is not None else rows
+    chosen = [by_seq[seq]] if seq is not None else rows
     tree = store.tree()
     leaves = tree.leaves_of(info.match_id)
     missing = [row[0] for row in chosen if row[0] not in leaves]
@@ -235,7 +259,7 @@ def prove(
         "match_id": str(info.match_id),
         "last_seq": last,
         "ended": info.status != "running",
-        "previous": rows[first - 1][9].hex() if first else None,
+        "previous": by_seq[first - 1][9].hex() if first and first - 1 in by_seq else None,
         "entries": entries,
         "nodes": nodes,
         "against": against,

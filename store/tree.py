@@ -14,6 +14,7 @@ from uuid import UUID
 
 import duckdb
 
+from matchlog.events import ProofError
 from matchlog.proofs.tree import STRIDE, Frontier, consistency_proof, inclusion_proof, subtree_root
 from matchlog.proofs.verifier import leaf_hash
 
@@ -67,7 +68,10 @@ class TreeReader:
         try:
             return found[index]
         except KeyError:
-            raise LookupError(f"leaf {index} has no event in the log") from None
+            raise ProofError(
+                f"leaf {index} of the tree names an event the log does not have: run `matchlog verify`",
+                code="proof.broken_tree",
+            ) from None
 
     def kept(self, level: int, index: int) -> bytes | None:
         """The kept hash of the complete subtree `index` of 2^level leaves, if the file has it."""

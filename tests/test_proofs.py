@@ -150,12 +150,14 @@ def _leaf_order(con: duckdb.DuckDBPyConnection) -> list[tuple[str, int]]:
     return [(match_id, first + i) for match_id, first, count in rows for i in range(count)]
 
 
-def _rewrite_tree(con: duckdb.DuckDBPyConnection, order: list[tuple[str, int]]) -> None:
+def _rewrite_tree(con: duckdb.DuckDBPyConnection, order: list[tuple[str, int]], *, checkpoints: bool = False) -> None:
     """What an attacker with matchlog's own code does last: the tree again, over the leaves in
-    `order`, and no checkpoint left that the new tree would contradict."""
+    `order`, and no checkpoint left that the new tree would contradict (unless `checkpoints`)."""
     hashes = {(m, s): bytes(h) for m, s, h in con.execute("SELECT match_id::VARCHAR, seq, hash FROM events").fetchall()}
     order = [leaf for leaf in order if leaf in hashes]
-    con.execute("DELETE FROM tree_leaves; DELETE FROM tree_nodes; DELETE FROM checkpoints")
+    con.execute("DELETE FROM tree_leaves; DELETE FROM tree_nodes")
+    if not checkpoints:
+        con.execute("DELETE FROM checkpoints")
     insert_tree(con, leaf_runs(0, order), Frontier().extend([hashes[leaf] for leaf in order]))
 
 
@@ -242,6 +244,24 @@ def test_a_rewritten_log_is_caught_by_verify_against_and_by_check_naming_the_mat
     checked = invoke("check", str(bundle), "--key", recorded.key, code=1)
     assert where in checked, checked
     assert "[log.rewritten]" in checked or "[log.shrunk]" in checked
+
+
+def test_a_changed_log_will_not_sign_a_checkpoint_that_contradicts_its_last(recorded: Recorded, tmp_path: Path):
+    db = _copy(recorded, tmp_path)
+    with duckdb.connect(str(db)) as con:
+        target = recorded.matches[3]
+        con.execute(
+            "UPDATE events SET recorded_at = recorded_at + INTERVAL 1 SECOND WHERE match_id = ? AND seq = 5", [target]
+        )
+        _rechain(con, target, 5)
+        _rewrite_tree(con, _leaf_order(con), checkpoints=True)
+    refused = runner.invoke(app, ["checkpoint", "--db", str(db)])
+    assert refused.exit_code == 2 and "error[proof.inconsistent]" in refused.stderr, refused.stderr
+    # Proving still works, against the checkpoint the log signed before; the check shows the change.
+    bundle = tmp_path / "b"
+    invoke("prove", target, "--db", str(db), "--against", str(recorded.receipts[target]), "-o", str(bundle))
+    said = invoke("check", str(bundle), "--key", recorded.key, code=1)
+    assert f"match {target} seq 5 [event.changed]" in said and "[event.not_in_tree]" in said
 
 
 def test_an_honest_log_holds_against_everything_it_signed(recorded: Recorded, tmp_path: Path):
