@@ -26,7 +26,6 @@ from .output import (
     print_audit,
     print_dispute,
 )
-from .proofs import key_text, read_note_file
 
 
 @app.command("verify")
@@ -52,6 +51,8 @@ def verify(
     recomputed) or moved is named with its seq.
     Example: matchlog verify --against monday.checkpoint --against seat2.receipt
     """
+    from .proofs import key_text, read_note_file  # (imported here: `matchlog --help` lists verify first)
+
     notes = [read_note_file(path) for path in against or []]
     with open_log(db, server) as log:
         result = log.verify(match)
