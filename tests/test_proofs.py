@@ -273,6 +273,19 @@ def test_an_honest_log_holds_against_everything_it_signed(recorded: Recorded, tm
     bundle = tmp_path / "match.proof"
     invoke("prove", target, "--db", str(db), "--against", str(recorded.receipts[target]), "-o", str(bundle))
     assert invoke("check", str(bundle), "--key", recorded.key).startswith(f"ok: match {target}, seqs 0 to")
+    module = subprocess.run(
+        [sys.executable, "-m", "matchlog.proofs.verifier", str(bundle), "--key", recorded.key],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert module.returncode == 0 and module.stdout.startswith(f"ok: match {target}"), module
+    # The dispute report carries the event's bundle: whole in --json, a line in the text.
+    report = json.loads(invoke("audit", target, "--seq", "3", "--db", str(db), "--json"))
+    assert report["proof"]["entries"][0]["seq"] == 3
+    assert verifier.check_bundle(report["proof"], verifier.parse_verifier_key(recorded.key)).ok
+    assert "proof: seq 3 is leaf " in invoke("audit", target, "--seq", "3", "--db", str(db))
     # A receipt or checkpoint of another log (another key) is refused as such.
     stranger = FileLog(":memory:", mode="write")
     seats = (Seat(name="a", player="random"), Seat(name="b", player="random"))
