@@ -23,7 +23,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -41,10 +43,35 @@ from matchlog.store import Store
 
 @contextlib.contextmanager
 def without_tree() -> Iterator[None]:
-    """The writer as it was before the tree: its tree steps (hashing, runs and nodes) do nothing."""
+    """The writer as it was before the tree: its tree steps (hashing, keeping subtrees) do nothing. The
+    leaf numbers still ride in each event's row: a BIGINT that counts up, the one part left in."""
     insert, extend = writer_module.insert_tree, Frontier.extend
-    writer_module.insert_tree = lambda con, runs, kept: None  # type: ignore[assignment]
+    writer_module.insert_tree = lambda con, kept: None  # type: ignore[assignment]
     Frontier.extend = lambda self, leaves: []  # type: ignore[assignment,method-assign]
+    try:
+        yield
+    finally:
+        writer_module.insert_tree, Frontier.extend = insert, extend  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def timing_tree(spent: list[float]) -> Iterator[None]:
+    """The writer as it is, with the time its tree steps take added up in `spent[0]`."""
+    insert, extend = writer_module.insert_tree, Frontier.extend
+
+    def timed_insert(con: Any, kept: Any) -> None:
+        began = time.perf_counter()
+        insert(con, kept)
+        spent[0] += time.perf_counter() - began
+
+    def timed_extend(self: Frontier, leaves: Any) -> Any:
+        began = time.perf_counter()
+        kept = extend(self, leaves)
+        spent[0] += time.perf_counter() - began
+        return kept
+
+    writer_module.insert_tree = timed_insert  # type: ignore[assignment]
+    Frontier.extend = timed_extend  # type: ignore[method-assign]
     try:
         yield
     finally:
@@ -58,27 +85,39 @@ def recording(events: int, rounds: int, live_seconds: float) -> None:
     print(f"sample: 200 Porrinha matches of 5 random players, {mean:.0f} events each on average")
     rates: dict[str, list[float]] = {"tree": [], "none": []}
     live_rates: dict[str, list[float]] = {"tree": [], "none": []}
+    shares: dict[str, list[float]] = {"bulk": [], "live": []}  # of a run's time, in the tree's steps
     with tempfile.TemporaryDirectory() as scratch:
         for n in range(rounds):
             for kind in ("tree", "none") if n % 2 == 0 else ("none", "tree"):
-                context = without_tree if kind == "none" else contextlib.nullcontext
+                spent = [0.0]
+                context = without_tree if kind == "none" else partial(timing_tree, spent)
                 with context(), Store(Path(scratch) / f"bulk-{kind}-{n}.duckdb") as store:
                     rate, _ = bulk(store, templates, events, batch_events=50_000)
                 rates[kind].append(rate)
+                if kind == "tree":
+                    shares["bulk"].append(spent[0] / (events / rate))
+                spent[0] = 0.0
                 with context(), Store(Path(scratch) / f"live-{kind}-{n}.duckdb") as store:
+                    began = time.perf_counter()
                     live_rates[kind].append(live(store, templates, 64, live_seconds)[0])
+                    if kind == "tree":
+                        shares["live"].append(spent[0] / (time.perf_counter() - began))
             print(
                 f"round {n + 1}: bulk {rates['none'][-1]:,.0f} / {rates['tree'][-1]:,.0f} events/s, "
                 f"live {live_rates['none'][-1]:,.0f} / {live_rates['tree'][-1]:,.0f} events/s (without / with)",
                 flush=True,
             )
-    for name, measured in (("bulk recording", rates), ("live recording, 64 matches", live_rates)):
+    for name, measured, share in (
+        ("bulk recording", rates, shares["bulk"]),
+        ("live recording, 64 matches", live_rates, shares["live"]),
+    ):
         without, with_tree = statistics.median(measured["none"]), statistics.median(measured["tree"])
         ratios = [a / b for a, b in zip(measured["none"], measured["tree"], strict=True)]
         print(
             f"{name:<28} without the tree {without:>9,.0f} events/s, with it {with_tree:>9,.0f} events/s: "
             f"the tree costs {statistics.median(ratios) - 1:+.1%} (median of {rounds} paired rounds; "
-            f"{min(ratios) - 1:+.1%} to {max(ratios) - 1:+.1%})"
+            f"{min(ratios) - 1:+.1%} to {max(ratios) - 1:+.1%}); its steps take "
+            f"{statistics.median(share):.1%} of the run ({min(share):.1%} to {max(share):.1%})"
         )
 
 
@@ -127,7 +166,7 @@ def upgrade(path: Path) -> None:
         shutil.copy(path, copy)
         with duckdb.connect(str(copy)) as con:
             events = con.execute("SELECT count(*) FROM events").fetchall()[0][0]
-            con.execute("DROP TABLE tree_leaves; DROP TABLE tree_nodes; DROP TABLE checkpoints")
+            con.execute("ALTER TABLE events DROP COLUMN leaf; DROP TABLE tree_nodes; DROP TABLE checkpoints")
             con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
         began = time.perf_counter()
         Store(copy).close()

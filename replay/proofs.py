@@ -340,8 +340,8 @@ def _match_now(store: Store, match_id: str) -> tuple[dict[int, tuple[int, bytes]
 
 def _recompute(store: Store, sizes: set[int]) -> tuple[dict[int, bytes], list[Problem]]:
     """The roots of the file's tree at `sizes` (and at its full size), recomputed from the events in
-    leaf order, and what disagrees on the way: a leaf without its event, a gap in the leaves, a kept
-    subtree that is not the hash of its leaves."""
+    leaf order, and what disagrees on the way: a gap in the leaves, a kept subtree that is not the
+    hash of its leaves."""
     problems: list[Problem] = []
     frontier = Frontier()
     roots: dict[int, bytes] = {0: frontier.root()}
@@ -356,11 +356,7 @@ def _recompute(store: Store, sizes: set[int]) -> tuple[dict[int, bytes], list[Pr
                     Problem("tree.leaf_gap", f"the leaves jump from {expected - 1} to {leaf}", match_id, seq)
                 )
                 expected = leaf
-            if digest is None:
-                problems.append(
-                    Problem("tree.no_event", f"leaf {leaf} names an event the log does not have", match_id, seq)
-                )
-            chunk.append(digest if digest is not None else bytes(32))
+            chunk.append(digest)
             expected += 1
             if wanted and frontier.size + len(chunk) == wanted[0]:
                 _extend(frontier, chunk, kept, problems)

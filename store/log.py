@@ -152,25 +152,16 @@ ORDER BY 1
 
 #: The tree's leaves against the events (the first few of each kind of disagreement).
 _VERIFY_TREE = """
-WITH leaves AS (
-    SELECT unnest(range(first_leaf, first_leaf + count)) AS leaf, match_id, first_seq - first_leaf AS shift
-    FROM tree_leaves
-), named AS (SELECT leaf, match_id, leaf + shift AS seq FROM leaves),
-no_leaf AS (
-    SELECT 'tree.no_leaf' AS code, e.match_id, e.seq, NULL::BIGINT AS leaf
-    FROM events e ANTI JOIN named n ON n.match_id = e.match_id AND n.seq = e.seq
-    ORDER BY e.match_id, e.seq LIMIT 10
-), no_event AS (
-    SELECT 'tree.no_event' AS code, n.match_id, n.seq, n.leaf
-    FROM named n ANTI JOIN events e ON n.match_id = e.match_id AND n.seq = e.seq
-    ORDER BY n.leaf LIMIT 10
+WITH no_leaf AS (
+    SELECT 'tree.no_leaf' AS code, match_id, seq, NULL::BIGINT AS leaf
+    FROM events WHERE leaf IS NULL ORDER BY match_id, seq LIMIT 10
 ), gaps AS (
     SELECT 'tree.leaf_gap' AS code, match_id, seq, leaf
-    FROM (SELECT *, lag(leaf) OVER (ORDER BY leaf) AS before FROM named)
+    FROM (SELECT match_id, seq, leaf, lag(leaf) OVER (ORDER BY leaf) AS before FROM events WHERE leaf IS NOT NULL)
     WHERE leaf <> coalesce(before + 1, 0)
     ORDER BY leaf LIMIT 10
 )
-SELECT * FROM no_leaf UNION ALL SELECT * FROM no_event UNION ALL SELECT * FROM gaps
+SELECT * FROM no_leaf UNION ALL SELECT * FROM gaps
 """
 
 _LATEST_CHECKPOINT = "SELECT size, root, note, epoch_us(signed_at) FROM checkpoints ORDER BY signed_at DESC, size DESC"
@@ -292,7 +283,7 @@ class Store:
         con = self._db
         con.begin()
         try:
-            build_tree(con, lambda runs, kept: insert_tree(con, runs, kept))
+            build_tree(con, lambda kept: insert_tree(con, kept))
             con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [SCHEMA_VERSION])
             con.commit()
         except BaseException:
@@ -778,11 +769,9 @@ class Store:
         )
         return [(*row[:9], bytes(row[9])) for row in rows]  # type: ignore[misc]
 
-    def tree_leaves(
-        self, batch_rows: int = 200_000
-    ) -> Iterator[tuple[list[int], list[str], list[int], list[bytes | None]]]:
+    def tree_leaves(self, batch_rows: int = 200_000) -> Iterator[tuple[list[int], list[str], list[int], list[bytes]]]:
         """Every leaf of the tree in order, in batches of columns: leaf index, match id, seq, and its
-        event's chain hash (None for a leaf whose event the log does not have).
+        event's chain hash.
 
         Raises:
             ProofError: the log has no tree yet.
@@ -801,8 +790,9 @@ class Store:
         return {(level, idx): bytes(digest) for level, idx, digest in rows}
 
     def verify_tree(self) -> list[Finding]:
-        """Check that the tree's leaves are the events, each once, numbered 0, 1, 2, ... with no gap:
-        a leaf for every event and an event for every leaf. [] when all is well (or there is no tree)."""
+        """Check that every event has its leaf, and the leaves are numbered 0, 1, 2, ... with no gap or
+        repeat (an event removed leaves a gap, one copied in a repeat). [] when all is well (or there is
+        no tree)."""
         if not self.has_tree:
             return []
         self.sync()
@@ -811,8 +801,7 @@ class Store:
         for code, match_id, seq, leaf in rows:
             message = {
                 "tree.no_leaf": "the event has no leaf in the tree: it was added without the log",
-                "tree.no_event": f"leaf {leaf} names an event the log does not have: it was removed",
-                "tree.leaf_gap": f"the tree's leaves jump to {leaf}: leaves were removed or renumbered",
+                "tree.leaf_gap": f"the tree's leaves jump to {leaf}: an event was removed, or leaves renumbered",
             }[code]
             findings.append(Finding(match_id, seq, code, message))
         return findings

@@ -16,11 +16,10 @@ __all__ = [
     "SEAT_COLUMNS",
     "SEAT_ROWS",
     "TREE_DDL",
-    "TREE_LEAF_ROWS",
     "TREE_NODE_ROWS",
 ]
 
-#: 2: the Merkle tree over the log (tree_leaves, tree_nodes) and its signed checkpoints. A log of
+#: 2: the Merkle tree over the log (events.leaf, tree_nodes) and its signed checkpoints. A log of
 #: version 1 is brought to 2 the first time it is opened for writing (its tree built once); matchlog
 #: before version 2 refuses a log of version 2, because it would append events without leaves.
 SCHEMA_VERSION = "2"
@@ -39,6 +38,7 @@ EVENT_ROWS = pa.schema(
         ("seat", pa.int16()),
         ("payload", pa.string()),
         ("hash", pa.binary()),
+        ("leaf", pa.int64()),
     ]
 )
 MATCH_ROWS = pa.schema(
@@ -86,14 +86,6 @@ FIGURE_ROWS = pa.schema(
 )
 
 
-TREE_LEAF_ROWS = pa.schema(
-    [
-        ("first_leaf", pa.int64()),
-        ("match_id", pa.string()),
-        ("first_seq", pa.int64()),
-        ("count", pa.int32()),
-    ]
-)
 TREE_NODE_ROWS = pa.schema([("level", pa.int16()), ("idx", pa.int64()), ("hash", pa.binary())])
 
 
@@ -103,15 +95,7 @@ SEAT_COLUMNS = tuple(SEAT_ROWS.names)
 
 TREE_DDL = """
 -- The Merkle tree over the log (RFC 9162; proofs/tree.py, docs/proofs.md): leaf i is the i-th event
--- the log committed, and a leaf is the event's chain hash. Written in the transaction of its events.
--- One row per run of leaves: events first_seq .. first_seq + count - 1 of match_id are leaves
--- first_leaf .. first_leaf + count - 1 (a bulk append is one run a match; a live one, one an append).
-CREATE TABLE IF NOT EXISTS tree_leaves (
-    first_leaf BIGINT  NOT NULL,
-    match_id   UUID    NOT NULL,
-    first_seq  BIGINT  NOT NULL,
-    count      INTEGER NOT NULL
-);
+-- the log committed (events.leaf = i), and a leaf is the event's chain hash.
 -- The hash of every complete subtree of 2^level leaves, level 8, 16, 24, ... (a row per 256 leaves
 -- in all), from leaf idx * 2^level: what a proof needs besides the leaves of its own 256.
 CREATE TABLE IF NOT EXISTS tree_nodes (
@@ -149,7 +133,8 @@ CREATE TABLE IF NOT EXISTS events (
     version     SMALLINT  NOT NULL,  -- the event's schema version
     seat        SMALLINT,            -- the seat the event is about, if any
     payload     VARCHAR   NOT NULL,  -- the canonical JSON of the event
-    hash        BLOB      NOT NULL   -- see store/chain.py
+    hash        BLOB      NOT NULL,  -- see store/chain.py
+    leaf        BIGINT               -- its leaf in the Merkle tree: the order the log committed it
 );
 
 -- The catalogue: one row per match, kept in step with the log in the same transaction.

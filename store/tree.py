@@ -1,9 +1,9 @@
-"""The Merkle tree over the log, as the file keeps it: which event each leaf is (`tree_leaves`), the
-complete subtrees kept for proofs (`tree_nodes`), and reading any subtree's hash back from them.
+"""The Merkle tree over the log, as the file keeps it: each event's leaf (`events.leaf`), the complete
+subtrees kept for proofs (`tree_nodes`), and reading any subtree's hash back from them.
 
 The hashing itself (the frontier, the proofs) is `matchlog.proofs.tree`; this module only knows
-where the leaves and kept subtrees are. A leaf's hash is read from its event's chain hash, so the
-file holds each event's hash once.
+where the leaves and kept subtrees are. A leaf is its event's chain hash, so the file holds each
+event's hash once; the leaf numbers grow with the rows, so reading 256 leaves prunes to one block.
 """
 
 from __future__ import annotations
@@ -18,30 +18,14 @@ from matchlog.events import ProofError
 from matchlog.proofs.tree import STRIDE, Frontier, consistency_proof, inclusion_proof, subtree_root
 from matchlog.proofs.verifier import leaf_hash
 
-__all__ = ["TILE", "TreeReader", "build_tree", "leaf_runs", "tree_hashes"]
+__all__ = ["TILE", "TreeReader", "build_tree", "tree_hashes"]
 
 #: Leaves (and kept subtrees of one level) are read 256 at a time: a proof needs at most a few tiles.
 TILE = 1 << STRIDE
 
-_TILE_LEAVES = """
-WITH runs AS (
-    SELECT first_leaf, match_id, first_seq,
-           unnest(range(greatest(0, $1 - first_leaf), least(count, $2 - first_leaf))) AS i
-    FROM tree_leaves WHERE first_leaf < $2 AND first_leaf + count > $1
-)
-SELECT r.first_leaf + r.i AS leaf, e.hash
-FROM runs r JOIN events e ON e.match_id = r.match_id AND e.seq = r.first_seq + r.i
-"""
-
 #: Every leaf in order with its event's chain hash (and the event, to name it).
 ALL_LEAVES = """
-WITH leaves AS (
-    SELECT unnest(range(first_leaf, first_leaf + count)) AS leaf, match_id, first_seq - first_leaf AS shift
-    FROM tree_leaves
-)
-SELECT l.leaf, l.match_id::VARCHAR AS match_id, l.leaf + l.shift AS seq, e.hash
-FROM leaves l LEFT JOIN events e ON e.match_id = l.match_id AND e.seq = l.leaf + l.shift
-ORDER BY l.leaf
+SELECT leaf, match_id::VARCHAR AS match_id, seq, hash FROM events WHERE leaf IS NOT NULL ORDER BY leaf
 """
 
 
@@ -56,14 +40,16 @@ class TreeReader:
 
     def size(self) -> int:
         """How many leaves the file's tree has."""
-        return int(self._con.execute("SELECT coalesce(max(first_leaf + count), 0) FROM tree_leaves").fetchall()[0][0])
+        return int(self._con.execute("SELECT coalesce(max(leaf) + 1, 0) FROM events").fetchall()[0][0])
 
     def leaf(self, index: int) -> bytes:
         """The hash of leaf `index` (RFC 9162's leaf hash of its event's chain hash)."""
         tile = index // TILE
         found = self._leaves.get(tile)
         if found is None:
-            rows = self._con.execute(_TILE_LEAVES, [tile * TILE, tile * TILE + TILE]).fetchall()
+            rows = self._con.execute(
+                "SELECT leaf, hash FROM events WHERE leaf >= ? AND leaf < ?", [tile * TILE, tile * TILE + TILE]
+            ).fetchall()
             found = self._leaves[tile] = {leaf: leaf_hash(bytes(digest)) for leaf, digest in rows}
         try:
             return found[index]
@@ -105,33 +91,15 @@ class TreeReader:
     def leaves_of(self, match_id: UUID) -> dict[int, int]:
         """Seq -> leaf of every event of a match that has a leaf."""
         rows = self._con.execute(
-            "SELECT first_leaf, first_seq, count FROM tree_leaves WHERE match_id = ?", [match_id]
+            "SELECT seq, leaf FROM events WHERE match_id = ? AND leaf IS NOT NULL", [match_id]
         ).fetchall()
-        return {first_seq + i: first_leaf + i for first_leaf, first_seq, count in rows for i in range(count)}
-
-
-def leaf_runs(first_leaf: int, rows: list[tuple[Any, ...]]) -> list[tuple[int, str, int, int]]:
-    """The `tree_leaves` rows of event rows (match id text, seq, ...) that become leaves from `first_leaf`."""
-    runs: list[tuple[int, str, int, int]] = []
-    leaf = first_leaf
-    for row in rows:
-        match, seq = row[0], row[1]
-        if runs:
-            start, last_match, first_seq, count = runs[-1]
-            if last_match == match and first_seq + count == seq:
-                runs[-1] = (start, last_match, first_seq, count + 1)
-                leaf += 1
-                continue
-        runs.append((leaf, match, seq, 1))
-        leaf += 1
-    return runs
+        return dict(rows)
 
 
 def tree_hashes(
     con: duckdb.DuckDBPyConnection, batch_rows: int = 200_000
-) -> Iterator[tuple[list[int], list[str], list[int], list[bytes | None]]]:
-    """Every leaf in order, in batches of columns: leaf index, match id, seq, and its event's chain
-    hash (None when the leaf names an event the log does not have)."""
+) -> Iterator[tuple[list[int], list[str], list[int], list[bytes]]]:
+    """Every leaf in order, in batches of columns: leaf index, match id, seq, and its event's chain hash."""
     cursor = con.cursor()
     try:
         for batch in cursor.sql(ALL_LEAVES).to_arrow_reader(batch_rows):
@@ -142,21 +110,19 @@ def tree_hashes(
 
 
 def build_tree(con: duckdb.DuckDBPyConnection, insert: Any, batch_rows: int = 200_000) -> int:
-    """Build the tree of a log that has none (schema version 1), in the order the file holds its events
-    (for a log only ever appended to, the order they were committed); returns how many leaves.
-    `insert(runs, kept)` writes rows; the caller holds the transaction."""
-    frontier = Frontier()
-    cursor = con.cursor()
-    try:
-        reader = cursor.sql("SELECT match_id::VARCHAR AS m, seq, hash FROM events ORDER BY rowid").to_arrow_reader(
-            batch_rows
-        )
-        for batch in reader:
-            columns = batch.to_pydict()
-            rows = list(zip(columns["m"], columns["seq"], strict=True))
-            runs = leaf_runs(frontier.size, rows)
-            kept = frontier.extend(columns["hash"])
-            insert(runs, kept)
-    finally:
-        cursor.close()
+    """Build the tree of a log that has none (schema version 1): number its events' leaves in the
+    order the file holds them (for a log only ever appended to, the order they were committed) and
+    keep the complete subtrees (`insert(kept)`); returns how many leaves. The caller holds the
+    transaction."""
+    con.execute("ALTER TABLE events ADD COLUMN leaf BIGINT")
+    con.execute(
+        "UPDATE events SET leaf = numbered.leaf FROM"
+        " (SELECT rowid AS id, row_number() OVER (ORDER BY rowid) - 1 AS leaf FROM events) numbered"
+        " WHERE events.rowid = numbered.id"
+    )
+    frontier, kept = Frontier(), []
+    # Read on the caller's connection (the new column is not committed yet), then write.
+    for batch in con.sql("SELECT hash FROM events ORDER BY leaf").to_arrow_reader(batch_rows):
+        kept += frontier.extend(batch.column(0).to_pylist())
+    insert(kept)
     return frontier.size

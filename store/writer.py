@@ -6,9 +6,10 @@ after its group is durable. Bulk jobs (import, tournaments) get a transaction of
 all-or-nothing. Every write goes through this thread, so checking `expected_seq` against the heads
 it keeps in memory is race-free.
 
-The Merkle tree over the log grows in the same transaction as the events: the writer keeps the tree's
-frontier in memory (`tree`, replaced only once a commit succeeds), and each commit adds the leaves'
-runs and the complete subtrees to keep (store/tree.py), so no event is ever without its leaf.
+The Merkle tree over the log grows in the same transaction as the events: each event's row carries
+its leaf (the next one, in the order the group commits), the writer keeps the tree's frontier in
+memory (`tree`, replaced only once a commit succeeds), and a commit that completes subtrees to keep
+writes them too (store/tree.py), so no event is ever without its leaf.
 
 The catalogue (`matches`, `seats`) is derived from the events. A new match's rows are inserted in
 the transaction of its first events; later changes (its head, its ending) are kept in memory and
@@ -54,7 +55,7 @@ from matchlog.events import (
 
 from .catalogue import Appended, Figures, MatchInfo, SeatRow, select_matches
 from .chain import GENESIS, chain_hash
-from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS, TREE_LEAF_ROWS, TREE_NODE_ROWS
+from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS, TREE_NODE_ROWS
 from .tree import TreeReader
 
 __all__ = ["GROUP_EVENTS", "Item", "Request", "Writer", "insert_tree", "items"]
@@ -142,8 +143,7 @@ class _Pending:
 class _Group:
     """The rows one transaction will write."""
 
-    events: list[tuple[Any, ...]] = field(default_factory=list)
-    runs: list[tuple[str, int, int]] = field(default_factory=list)  # (match, first seq, count) of `events`
+    events: list[tuple[Any, ...]] = field(default_factory=list)  # in leaf order
     touched: dict[UUID, _Pending] = field(default_factory=dict)
     created: set[UUID] = field(default_factory=set)  # matches whose first events are in this group
     seats: dict[tuple[UUID, int], SeatRow] = field(default_factory=dict)
@@ -392,6 +392,7 @@ class Writer:
 
         prev = info.head_hash if info is not None else GENESIS
         match_text = str(match_id)
+        leaf = self.tree.size + len(group.events)  # the leaves follow the group's events so far
         rows: list[tuple[Any, ...]] = []
         new_ids: dict[str, int] = {}
         seats: list[SeatRow] = []
@@ -427,7 +428,8 @@ class Writer:
                     f"match {match_id} seq {seq} ({where}): its hash does not follow from the chain "
                     f"(claimed {entry.claimed_hash.hex()[:16]}…, computed {digest.hex()[:16]}…)"
                 )
-            rows.append((match_text, seq, event_id, at_us, actor, game, tag, version, seat, payload, digest))
+            rows.append((match_text, seq, event_id, at_us, actor, game, tag, version, seat, payload, digest, leaf))
+            leaf += 1
             new_ids[event_id] = seq
             if isinstance(event, _CATALOGUED):
                 assert info is not None
@@ -441,7 +443,6 @@ class Writer:
 
         # The request is good: fold it into the group.
         group.events.extend(rows)
-        group.runs.append((match_text, first, len(rows)))
         if first == 0:
             group.created.add(match_id)
         for row in seats:
@@ -504,15 +505,11 @@ class Writer:
         new_seats = [row for key, row in group.seats.items() if key[0] in group.created]
         other_seats = {key: row for key, row in group.seats.items() if key[0] not in group.created}
         tree = self.tree.copy()
-        runs, leaf = [], tree.size  # the group's events become the next leaves, in order
-        for match_text, first_seq, count in group.runs:
-            runs.append((leaf, match_text, first_seq, count))
-            leaf += count
         kept = tree.extend([row[10] for row in group.events])
         try:
             con.begin()
             _insert_events(con, group.events)
-            insert_tree(con, runs, kept)
+            insert_tree(con, kept)
             if created:
                 _insert(con, "matches", [info.row() for info in created], MATCH_ROWS, upsert=False)  # type: ignore[union-attr]
             if new_seats:
@@ -621,12 +618,8 @@ def _insert_events(con: duckdb.DuckDBPyConnection, rows: list[tuple[Any, ...]]) 
     _insert_rows(con, "events", rows, EVENT_ROWS, _INSERT_EVENTS)
 
 
-def insert_tree(
-    con: duckdb.DuckDBPyConnection, runs: list[tuple[int, str, int, int]], kept: list[tuple[int, int, bytes]]
-) -> None:
-    """Insert the leaves' runs and the complete subtrees to keep."""
-    if runs:
-        _insert_rows(con, "tree_leaves", runs, TREE_LEAF_ROWS, _INSERT_LEAVES)  # type: ignore[arg-type]
+def insert_tree(con: duckdb.DuckDBPyConnection, kept: list[tuple[int, int, bytes]]) -> None:
+    """Insert the complete subtrees to keep (one in 256 leaves: most commits have none)."""
     if kept:
         _insert_rows(con, "tree_nodes", kept, TREE_NODE_ROWS, _INSERT_NODES)  # type: ignore[arg-type]
 
@@ -660,10 +653,8 @@ def _insert_rows(
 
 _INSERT_EVENTS = """
     INSERT INTO events
-    SELECT match_id::UUID, seq, event_id::UUID, recorded_at, actor, game, type, version, seat, payload, hash
+    SELECT match_id::UUID, seq, event_id::UUID, recorded_at, actor, game, type, version, seat, payload, hash, leaf
     FROM {table}"""
-_INSERT_LEAVES = """
-    INSERT INTO tree_leaves SELECT first_leaf, match_id::UUID, first_seq, count FROM {table}"""
 _INSERT_NODES = """
     INSERT INTO tree_nodes SELECT level, idx, hash FROM {table}"""
 _UPSERT_MATCHES = """

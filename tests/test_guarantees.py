@@ -214,7 +214,8 @@ def tamper(
     if kind == "deletion":
         saved = store.query(f"SELECT * FROM events {where}", key)
         run(f"DELETE FROM events {where}", key)
-        return lambda: run("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", list(saved[0]))
+        values = ", ".join("?" for _ in saved[0])
+        return lambda: run(f"INSERT INTO events VALUES ({values})", list(saved[0]))
     if kind == "insertion":  # a stored row, copied in again (under an id of its own)
         run(f"INSERT INTO events SELECT * REPLACE (uuid() AS event_id) FROM events {where}", key)
         return lambda: run(
