@@ -37,7 +37,7 @@ import matchlog.store.writer as writer_module
 from matchlog.proofs.notes import Signer, checkpoint_text, load_signer
 from matchlog.proofs.tree import Frontier
 from matchlog.proofs.verifier import check_bundle
-from matchlog.replay.proofs import prove
+from matchlog.replay.proofs import prove, verify_against
 from matchlog.store import Store
 
 
@@ -157,6 +157,11 @@ def proofs(path: Path, signer: Signer, samples: int) -> None:
                 f"prove {statistics.median(made) * 1000:.1f} ms, check {statistics.median(checked) * 1000:.2f} ms "
                 f"(medians of {len(closest)})"
             )
+        began = time.perf_counter()
+        problems = verify_against(store, [old], signer.verifier)
+        seconds = time.perf_counter() - began
+        assert problems == [], problems
+        print(f"  verify --against a checkpoint (the whole tree recomputed from the events): {seconds:.1f} s")
 
 
 def upgrade(path: Path) -> None:
