@@ -18,7 +18,7 @@ from uuid import UUID
 import msgspec
 from litestar import MediaType, get, post
 
-from matchlog.events import MatchlogError, ProofError
+from matchlog.events import MatchlogError, ProofError, UnknownMatch
 from matchlog.file import FileLog
 from matchlog.proofs.verifier import Problem
 
@@ -80,8 +80,14 @@ def match_receipt(match_id: str, log: FileLog) -> str:
 
 @post("/api/matches/{match_id:str}/proof", status_code=200, sync_to_thread=True)
 def match_proof(match_id: str, data: ProofRequest, log: FileLog, access: Access) -> dict[str, Any]:
-    """A proof bundle of the match or of one event, for `matchlog check`, as the caller may see it."""
-    info = log.info(match_id)
+    """A proof bundle of the match or of one event, for `matchlog check`, as the caller may see it
+    (against a receipt of a match the log no longer has: a bundle that says so, with no events)."""
+    try:
+        info = log.info(match_id)
+    except UnknownMatch:
+        if data.against is None:
+            raise
+        return log.prove(match_id, against=data.against)
     view = access.view(info.match_id, data.as_seat)
     return log.prove(info.match_id, seq=data.seq, against=data.against, as_seat=view)
 

@@ -423,6 +423,14 @@ def test_keys_checkpoints_receipts_and_bundles_through_the_service(served, tmp_p
     invoke("prove", str(ended), "--db", db, "--against", str(path), "-o", str(tmp_path / "b"))
     assert invoke("check", str(tmp_path / "b"), "--key", key).startswith("ok:")
     assert invoke("verify", "--db", db, "--against", str(path)).startswith("ok:")
+    # A receipt of a match this log does not have gets a bundle that says so (and another log's key).
+    with FileLog(":memory:", mode="write") as elsewhere:
+        other = play_series("porrinha", ["random", "random"], games=1, seed=4, store=elsewhere, timeout=5.0)
+        foreign = elsewhere.receipt(other.matches[0].match_id)
+    absent = httpx.post(f"{served.url}/api/matches/{other.matches[0].match_id}/proof", json={"against": foreign})
+    assert absent.status_code == 200 and absent.json()["missing"] is True
+    said = verifier.check_bundle(absent.json(), verifying)
+    assert [p.code for p in said.problems] == ["against.signature"]
     # A match in play has no receipt yet; ending it (here, abandoning it) answers with its receipt.
     created = httpx.post(
         f"{served.url}/api/matches",
