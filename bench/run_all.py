@@ -6,7 +6,7 @@
     python bench/run_all.py --log /data/10m.duckdb --quick
 
 --quick runs each at a fraction of its size (a few minutes in all, for a smoke run); the full run
-takes about half an hour on 2 cores, most of it building the 10M-event log and copying it into
+takes about 35 minutes on 2 cores, most of it building the 10M-event log and copying it into
 eventsourcing and sqlite3 for the one-match load.
 """
 
