@@ -279,7 +279,7 @@ class Store:
     def _upgrade(self) -> None:
         """Bring a version 1 log to version 2: build its Merkle tree once, over its events in the order
         the file holds them (the order they were committed: nothing ever deleted or moved a row), in
-        one transaction (4.2 s for a million events on 2 shared cores)."""
+        one transaction (3-4 s for a million events on 2 shared cores: bench/bench_proofs.py)."""
         con = self._db
         con.begin()
         try:
