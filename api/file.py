@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from uuid import UUID
 
 from matchlog.engines import get as get_engine
-from matchlog.events import Draft, Event, MatchlogError, StoreError, UsageError
+from matchlog.events import Draft, Event, MatchlogError, ProofError, StoreError, UsageError
 from matchlog.replay import abandon, dispute, export_seat_jsonl, fork, state_at, statistics, timeline, undo
 from matchlog.replay.audit import MatchAudit, audit
 from matchlog.replay.deep import verify_deep
@@ -26,6 +26,10 @@ from matchlog.replay.views import seat_audit, seat_dispute, seat_lines, seat_sta
 from matchlog.store import Appended, Figures, MatchInfo, Store
 
 from .log import SPECTATOR, Line, Log, Position, SqlResult, Verification
+
+if TYPE_CHECKING:  # the proofs load cryptography: only commands that sign or prove need it
+    from matchlog.proofs.notes import Signer
+    from matchlog.proofs.verifier import Problem
 
 __all__ = ["FileLog", "seat_for"]
 
@@ -67,6 +71,7 @@ class FileLog(Log):
             raise StoreError(f"there is no log at {path} (play a match first, or give --db)", code="store.missing")
         read_only = mode == "read" or (mode == "auto" and not memory and not _may_write(Path(path)))
         self.store = Store(path, read_only=read_only)
+        self._signer: Signer | None = None
 
     # -- the log as a whole -------------------------------------------------------------------
 
@@ -194,7 +199,8 @@ class FileLog(Log):
             findings = verify_deep(self.store, ids)
         else:
             findings = self.store.verify(matches)
-        if matches is None:
+        if matches is None:  # the whole log: its tree's leaves are its events, each once
+            findings += self.store.verify_tree()
             count, events = len(self.store.matches()), self.store.count()
         elif isinstance(matches, UUID | str):
             count, events = 1, self.store.match(matches).last_seq + 1
@@ -303,6 +309,85 @@ class FileLog(Log):
 
     def fork(self, match: UUID | str, at: int) -> UUID:
         return fork(self.store, match, at)
+
+    # -- proofs -------------------------------------------------------------------------------
+
+    def signer(self, *, create: bool = True, name: str | None = None) -> Signer | None:
+        """The log's signing key (DB.key beside the file; made on first use where the log may write,
+        named `name` if given; a log in memory has one of its own), or None when there is none.
+
+        Raises:
+            ProofError: the key file is not a key, or is named other than `name`.
+        """
+        from matchlog.proofs.notes import Signer, default_name, load_signer
+        from matchlog.proofs.verifier import NoteError
+
+        if self._signer is None:
+            try:
+                if self.location == ":memory:":
+                    self._signer = Signer.generate(name or default_name("memory"))
+                else:
+                    self._signer = load_signer(self.location, create=create and self.writable, name=name)
+            except NoteError as error:
+                raise ProofError(f"{self.location}.key: {error}", code="proof.key") from None
+        elif name is not None and name != self._signer.name:
+            raise ProofError(f"the log's key is already named {self._signer.name!r}", code="proof.key")
+        return self._signer
+
+    def _required_signer(self) -> Signer:
+        signer = self.signer()
+        if signer is None:
+            raise ProofError(
+                f"the log {self.location} has no signing key this user may read (its owner makes it: `matchlog key`)",
+                code="proof.no_key",
+            )
+        return signer
+
+    def key(self) -> str:
+        return str(self._required_signer().verifier)
+
+    def checkpoint(self, *, new: bool = True) -> str:
+        from matchlog.replay import proofs
+
+        if new and self.writable:
+            return proofs.checkpoint(self.store, self._required_signer())
+        kept = self.store.checkpoints(limit=1)
+        if not kept:
+            raise ProofError("the log has signed no checkpoint yet: `matchlog checkpoint`", code="proof.no_checkpoint")
+        return kept[0][2]
+
+    def receipt(self, match: UUID | str) -> str:
+        from matchlog.replay import proofs
+
+        return proofs.receipt(self.store, match, self._required_signer())
+
+    def prove(
+        self,
+        match: UUID | str,
+        *,
+        seq: int | None = None,
+        against: str | None = None,
+        as_seat: int | None = None,
+    ) -> dict[str, Any]:
+        from matchlog.replay import proofs
+
+        return proofs.prove(self.store, match, seq=seq, against=against, as_seat=as_seat, signer=self.signer())
+
+    def verify_against(self, notes: Sequence[str], *, key: str | None = None) -> list[Problem]:
+        from matchlog.proofs.verifier import NoteError, parse_verifier_key
+        from matchlog.replay import proofs
+
+        if key is not None:
+            try:
+                verifier = parse_verifier_key(key)
+            except NoteError as error:
+                raise ProofError(f"--key: {error}", code="proof.key") from None
+        else:
+            signer = self.signer(create=False)
+            if signer is None:
+                raise ProofError("the log has no key to check with: give the log's public key", code="proof.no_key")
+            verifier = signer.verifier
+        return proofs.verify_against(self.store, notes, verifier)
 
 
 def _engine_seat(as_seat: int) -> int | None:

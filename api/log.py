@@ -356,6 +356,66 @@ class Log(abc.ABC):
             UnknownMatch, UsageError: no such match or seq.
         """
 
+    # -- proofs (docs/proofs.md) --------------------------------------------------------------
+
+    @abc.abstractmethod
+    def key(self) -> str:
+        """The log's verifier key (C2SP signed-note format): what checks everything the log signs.
+        A log that may write makes its key on first use.
+
+        Raises:
+            ProofError: the log has no key and cannot make one (`proof.no_key`).
+        """
+
+    @abc.abstractmethod
+    def checkpoint(self, *, new: bool = True) -> str:
+        """A signed checkpoint of the log's Merkle tree (C2SP tlog-checkpoint), kept in the log: signed
+        now with `new` (where this caller may sign; the latest if the tree has not grown), else the
+        latest kept.
+
+        Raises:
+            ProofError: there is none and none may be made (`proof.no_checkpoint`), or no tree yet.
+        """
+
+    @abc.abstractmethod
+    def receipt(self, match: UUID | str) -> str:
+        """The signed receipt of an ended match: its last seq and chain head, the tree they are in with
+        the inclusion proof, and every event's leaf and hash. A referee hands it to every seat.
+
+        Raises:
+            UnknownMatch: no such match.
+            ProofError: the match is still in play (`proof.running`), or the log cannot sign.
+        """
+
+    @abc.abstractmethod
+    def prove(
+        self,
+        match: UUID | str,
+        *,
+        seq: int | None = None,
+        against: str | None = None,
+        as_seat: int | None = None,
+    ) -> dict[str, Any]:
+        """A proof bundle of a match or of its event `seq` (JSON-ready; docs/proofs.md), for
+        `matchlog check`: the events (sealed where `as_seat` may not see them), their inclusion in a
+        signed checkpoint, and with `against` (a checkpoint or receipt held) the consistency proof.
+
+        Raises:
+            UnknownMatch, UsageError: no such match, seq or seat.
+            Forbidden: the view may not see the event whole.
+            ProofError: a whole match in play for a seat, no checkpoint, or `against` unreadable.
+        """
+
+    @abc.abstractmethod
+    def verify_against(self, notes: Sequence[str], *, key: str | None = None) -> list[Any]:
+        """Check the log against checkpoints and receipts held elsewhere, signed by `key` (default: the
+        log's own key): one `proofs.verifier.Problem` for each thing that does not hold, naming the
+        match and seq where it can ([] when all holds).
+
+        Raises:
+            ProofError: no key to check the notes with, or a key that is not one.
+        """
+
 
 class Match:
     """One match of a log, for a notebook: its events, its states, its replay and its audit."""

@@ -30,6 +30,7 @@ from matchlog.events import (
     IllegalAction,
     ImportRejected,
     MatchlogError,
+    ProofError,
     Record,
     RemoteError,
     SqlError,
@@ -39,6 +40,7 @@ from matchlog.events import (
     UsageError,
     draft,
 )
+from matchlog.proofs.verifier import Problem
 from matchlog.replay.audit import Dispute, MatchAudit
 from matchlog.replay.frames import Frame
 from matchlog.replay.stats import Statistics
@@ -66,6 +68,7 @@ class _Appended(msgspec.Struct):
     head_hash: str
     written: int
     ended: bool = False
+    receipt: str | None = None
 
     def appended(self) -> Appended:
         return Appended(self.match_id, self.first_seq, self.last_seq, bytes.fromhex(self.head_hash), self.written)
@@ -113,6 +116,7 @@ _BY_PREFIX: tuple[tuple[str, type[MatchlogError]], ...] = (
     ("sql.", SqlError),
     ("usage", UsageError),
     ("event.decode", DecodeError),
+    ("proof.", ProofError),
 )
 
 
@@ -462,6 +466,39 @@ class ServerLog(Log):
         return self._request(
             "POST", f"/api/matches/{self._id(match)}/fork", content=body, headers=_JSON, decode=_Forked
         ).match_id
+
+    # -- proofs -------------------------------------------------------------------------------
+
+    def key(self) -> str:
+        return self._request("GET", "/api/key").text.strip()
+
+    def checkpoint(self, *, new: bool = True) -> str:
+        if new:
+            try:
+                return self._request("POST", "/api/checkpoint").text
+            except Forbidden:  # only the admin signs on demand; everyone gets the latest
+                pass
+        return self._request("GET", "/api/checkpoint").text
+
+    def receipt(self, match: UUID | str) -> str:
+        return self._request("GET", f"/api/matches/{self._id(match)}/receipt").text
+
+    def prove(
+        self,
+        match: UUID | str,
+        *,
+        seq: int | None = None,
+        against: str | None = None,
+        as_seat: int | None = None,
+    ) -> dict[str, Any]:
+        body = msgspec.json.encode({"seq": seq, "against": against, "as_seat": as_seat})
+        return self._request(
+            "POST", f"/api/matches/{self._id(match)}/proof", content=body, headers=_JSON, decode=dict[str, Any]
+        )
+
+    def verify_against(self, notes: Sequence[str], *, key: str | None = None) -> list[Problem]:
+        body = msgspec.json.encode({"notes": list(notes), "key": key})
+        return self._request("POST", "/api/verify/against", content=body, headers=_JSON, decode=list[Problem])
 
 
 _JSON = {"content-type": "application/json"}

@@ -1,12 +1,12 @@
 """Every benchmark, one after the other, each printing its figures (what BENCHMARKS.md reports).
 
     pip install -e '.[bench]'
-    python bench/run_all.py                       # builds /tmp/matchlog-10m.duckdb first if needed
+    python bench/run_all.py                       # builds /tmp/matchlog-10m.duckdb (and -1m) first if needed
     python bench/run_all.py --quick               # ... /tmp/matchlog-1m.duckdb, each benchmark smaller
     python bench/run_all.py --log /data/10m.duckdb --quick
 
 --quick runs each at a fraction of its size (a few minutes in all, for a smoke run); the full run
-takes about half an hour on 2 cores, most of it building the 10M-event log and copying it into
+takes about 35 minutes on 2 cores, most of it building the 10M-event log and copying it into
 eventsourcing and sqlite3 for the one-match load.
 """
 
@@ -38,6 +38,10 @@ def main() -> None:
         args.log = Path(f"/tmp/matchlog-{'1m' if args.quick else '10m'}.duckdb")
     if not args.log.exists():
         run("make_log.py", str(args.log), "--events", events)
+    # The proofs are measured in a log of 1M events and (the full run) of 10M.
+    small = Path("/tmp/matchlog-1m.duckdb") if not args.quick else args.log
+    if not small.exists():
+        run("make_log.py", str(small), "--events", "1000000")
     if args.quick:
         run("bench_compare.py", "--events", "200000", "--live-seconds", "2")
         run("bench_stats.py", str(args.log), "--audit-matches", "300")
@@ -53,6 +57,10 @@ def main() -> None:
         run("bench_fish.py")
         run("bench_players.py")
     run("bench_store.py", "--events", "200000" if args.quick else "1000000")
+    if args.quick:
+        run("bench_proofs.py", "--events", "200000", "--rounds", "3", "--live-seconds", "2", "--logs", str(args.log))
+    else:
+        run("bench_proofs.py", "--logs", str(small), str(args.log))
 
 
 if __name__ == "__main__":

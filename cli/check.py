@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
+import msgspec
 import typer
 
-from matchlog.events import UsageError
+from matchlog.events import MatchlogError, UsageError
 
 from .base import (
     DEFAULT_DB,
@@ -39,6 +41,13 @@ def verify(
             "and name every row that disagrees.",
         ),
     ] = False,
+    against: Annotated[
+        list[Path] | None,
+        typer.Option(help="Checkpoints or receipts held elsewhere: the log must still be what they signed."),
+    ] = None,
+    key: Annotated[
+        str | None, typer.Option(help="The public key they are signed with (default: the log's own), or a file.")
+    ] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
     json: Json = False,
@@ -47,29 +56,41 @@ def verify(
 
     With --deep, also everything derived from the events: each row of matches, seats and figures is
     derived again and compared, and a sample of cached snapshots folded again (a bad one is dropped).
+    With --against, also what needs no trust in the file: its Merkle tree, recomputed from its
+    events, must extend every checkpoint given, and every receipt's match must still hold the events
+    it signed at the leaves it signed; a match cut short, deleted, edited (every later hash
+    recomputed) or moved is named with its seq.
+    Example: matchlog verify --deep --against monday.checkpoint --against seat2.receipt
     """
+    from .proofs import key_text, read_note_file  # (imported here: `matchlog --help` lists verify first)
+
+    notes = [read_note_file(path) for path in against or []]
     with open_log(db, server) as log:
         result = log.verify(match, deep=deep)
+        problems = log.verify_against(notes, key=key_text(key) if key else None) if notes else []
     findings, count, matches = result.findings, result.events, result.matches
     if json:
         emit_json(
             {
-                "ok": not findings,
+                "ok": not findings and not problems,
                 "matches": matches,
                 "events": count,
                 "findings": [finding_dict(f) for f in findings],
+                **({"against": [vars(p) for p in problems]} if notes else {}),
             }
         )
-    elif findings:
+    elif findings or problems:
         for finding in findings:
             where = f" seq {finding.seq}" if finding.seq is not None else ""
             console.out(f"FAIL match {finding.match_id}{where} [{finding.code}] {finding.message}")
+        for problem in problems:
+            console.out(str(problem))
     else:
         derived = "; every derived row agrees with them" if deep else ""
-        console.out(
-            f"ok: {matches} match{'es' if matches != 1 else ''}, {count} events, every hash chain verifies{derived}"
-        )
-    if findings:
+        held = f"; the log is what the {len(notes)} checkpoint(s) and receipt(s) given signed" if notes else ""
+        plural = "es" if matches != 1 else ""
+        console.out(f"ok: {matches} match{plural}, {count} events, every hash chain verifies{derived}{held}")
+    if findings or problems:
         raise typer.Exit(1)
 
 
@@ -106,10 +127,14 @@ def audit_command(
         if seq is not None:
             report = log.dispute(match, seq, as_seat=as_seat)  # type: ignore[arg-type]
             findings = report.findings
+            bundle, why_not = _bundle(log, match, seq, as_seat)  # type: ignore[arg-type]
             if json:
-                emit_json(report)
+                emit_json(
+                    {**msgspec.to_builtins(report), "proof": bundle, **({"proof_error": why_not} if why_not else {})}
+                )
             else:
                 print_dispute(report)
+                console.out(_proof_line(match, seq, bundle, why_not))  # type: ignore[arg-type]
         else:
             reports = list(log.audit(None if match is None else [match], as_seat=as_seat))
             findings = [f for r in reports for f in r.findings]
@@ -119,3 +144,22 @@ def audit_command(
                 print_audit(reports)
     if findings:
         raise typer.Exit(1)
+
+
+def _bundle(log: Any, match: str, seq: int, as_seat: int | None) -> tuple[dict[str, Any] | None, str | None]:
+    """The proof bundle of the disputed event (as `as_seat` may have it), or why there is none."""
+    try:
+        return log.prove(match, seq=seq, as_seat=as_seat), None
+    except MatchlogError as error:
+        return None, f"error[{error.code}]: {error.message}"
+
+
+def _proof_line(match: str, seq: int, bundle: dict[str, Any] | None, why_not: str | None) -> str:
+    if bundle is None:
+        return f"proof: none for this reader ({why_not})"
+    entry = bundle["entries"][0]
+    size = bundle["checkpoint"].split("\n")[1]
+    return (
+        f"proof: seq {seq} is leaf {entry['leaf']} of the log's tree of {size} entries, signed; "
+        f"`matchlog prove {match} --seq {seq} -o FILE` writes the bundle for `matchlog check`"
+    )

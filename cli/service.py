@@ -21,13 +21,23 @@ def serve(
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="The TCP port (0: any free one).")] = 8080,
     access_log: Annotated[bool, typer.Option("--access-log", help="Print a line for every request.")] = False,
+    checkpoint_every: Annotated[
+        float,
+        typer.Option(
+            "--checkpoint-every",
+            metavar="SECONDS",
+            min=0,
+            help="Sign a checkpoint of the log's tree this often, when it has grown (0: only on request).",
+        ),
+    ] = 60.0,
 ) -> None:
     """Serve the log over HTTP until Ctrl-C: the API (/api, described at /api/openapi.json), the
     match viewer, and live follow streams. While it runs it owns the log file, and every matchlog
     command given the same --db works through it (it writes where it listens to DB.server). Writes
     need the admin token, made on the first start and kept in DB.token, readable by its owner only;
     each match's seats get tokens that see what that seat may, and everyone else sees what a
-    spectator may.
+    spectator may. It signs a checkpoint of the log's Merkle tree at start and every
+    --checkpoint-every seconds (GET /api/checkpoint; docs/proofs.md).
 
     `matchlog serve fish` instead referees a Fish knockout between remote players over TCP.
     Example: matchlog serve --db matches.duckdb --port 8080
@@ -40,5 +50,12 @@ def serve(
         console.out(f"matchlog serves {db} at {url}")
         console.out(f"the admin token is in {token_file} (only its owner can read it); Ctrl-C stops")
 
-    run(db, host=host, port=port, on_listening=listening, access_log=access_log)
+    run(
+        db,
+        host=host,
+        port=port,
+        on_listening=listening,
+        access_log=access_log,
+        checkpoint_every=checkpoint_every or None,
+    )
     console.out("stopped; every acknowledged event is in the log")

@@ -11,6 +11,7 @@
     ├── RemoteError               a network game could not go on (no server, too few sign-ups)
     ├── SqlError                  a query refused, failed or out of time (nothing was changed)
     ├── Forbidden                 the caller's token does not allow it (or there is no token)
+    ├── ProofError                a proof that cannot be made (no tree, no checkpoint, a match in play)
     └── UsageError                a request that makes no sense (bad player spec, bad option)
 
 The CLI prints any of these as `error[code]: message` and exits non-zero.
@@ -25,6 +26,7 @@ __all__ = [
     "IllegalAction",
     "ImportRejected",
     "MatchlogError",
+    "ProofError",
     "RemoteError",
     "SqlError",
     "StoreBusy",
@@ -125,3 +127,10 @@ class Forbidden(MatchlogError):
     """The caller may not do or see this: no token, or a token that does not allow it."""
 
     code = "auth.forbidden"
+
+
+class ProofError(MatchlogError):
+    """A proof, checkpoint or receipt that cannot be made or read as asked: the log has no tree or
+    key yet, the match is still in play, or a checkpoint or receipt given is not one."""
+
+    code = "proof.error"

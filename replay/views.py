@@ -39,6 +39,7 @@ __all__ = [
     "seat_lines",
     "seat_state",
     "seat_state_at",
+    "seen_whole",
 ]
 
 
@@ -174,8 +175,8 @@ def export_seat_jsonl(
 # -- reports -----------------------------------------------------------------------------------
 
 
-def _whole(records: Sequence[Record], seat: int | None) -> set[int]:
-    """The seqs whose events `seat` sees whole."""
+def seen_whole(records: Sequence[Record], seat: int | None) -> set[int]:
+    """The seqs whose events `seat` (None: a spectator) sees whole: its view of them is the event."""
     return {
         record.seq
         for record, step in zip(records, timeline(records, seat, as_seat=True), strict=True)
@@ -218,7 +219,7 @@ def seat_audit_report(records: Sequence[Record], report: MatchAudit, seat: int |
         UsageError: no such seat.
     """
     seat = check_seat(seat, len(records[0].event.seats))  # type: ignore[attr-defined]
-    whole = _whole(records, seat)
+    whole = seen_whole(records, seat)
     return MatchAudit(
         match_id=report.match_id,
         game=report.game,
@@ -257,16 +258,16 @@ def seat_dispute_report(records: Sequence[Record], full: Dispute, seat: int | No
     before = list(timeline(records[: seq + 1]))[seq].before
     step = list(timeline(records[: seq + 1], seat, as_seat=True))[seq]
     event: Event = step.event
-    seen_whole = event == records[seq].event
+    sees_whole = event == records[seq].event
     concerned = getattr(event, "seat", event.actor)
     concerned = concerned if isinstance(concerned, int) and 0 <= concerned < len(seats) else None
     turn = shown_turn(engine, before, seat) if seq else None
     hidden = engine.spec.hidden
-    own = seen_whole and seat is not None and concerned == seat
+    own = sees_whole and seat is not None and concerned == seat
     # A seat's own legal answers, as answers: their results (a guess right or wrong) may depend on
     # what it may not see.
     legal = engine.legal(before, concerned) if own and turn is not None and turn.seat == concerned else ()
-    whole = _whole(records, seat)
+    whole = seen_whole(records, seat)
     return Dispute(
         match_id=full.match_id,
         game=full.game,
@@ -276,9 +277,9 @@ def seat_dispute_report(records: Sequence[Record], full: Dispute, seat: int | No
         seat=concerned,
         seat_name=seats[concerned].name if concerned is not None else None,
         decision=turn.decision if turn is not None and concerned is not None and turn.seat == concerned else None,
-        ruling=full.ruling if seen_whole else "not yours to see",
-        rule=full.rule if seen_whole else None,
-        rule_says=full.rule_says if seen_whole else None,
+        ruling=full.ruling if sees_whole else "not yours to see",
+        rule=full.rule if sees_whole else None,
+        rule_says=full.rule_says if sees_whole else None,
         before=engine.render(step.before),
         before_as_seat=None,
         alternatives=[_answer(option) for option in legal[:ALTERNATIVES_SHOWN]] if hidden else full.alternatives,

@@ -37,6 +37,7 @@ from matchlog.events import (
     IllegalAction,
     ImportRejected,
     MatchlogError,
+    ProofError,
     SqlError,
     StoreBusy,
     StoreError,
@@ -54,6 +55,8 @@ from .auth import Access, Keys, MatchTokens
 from .follow import Hub
 from .live import Appending, LiveMatches, NewMatch
 from .pages import VIEWER_ROUTES
+from .proofs import ROUTES as PROOF_ROUTES
+from .proofs import receipt_if_ended, sign_every
 
 __all__ = ["create_app"]
 
@@ -101,8 +104,8 @@ class AppendBatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class AppendResult(msgspec.Struct, frozen=True):
-    """What an append did: the seqs written (`written` 0 for a re-send), the head, and whether
-    the match has ended."""
+    """What an append did: the seqs written (`written` 0 for a re-send), the head, whether the match
+    has ended, and then its signed receipt (docs/proofs.md)."""
 
     match_id: UUID
     first_seq: int
@@ -110,6 +113,7 @@ class AppendResult(msgspec.Struct, frozen=True):
     head_hash: str
     written: int
     ended: bool
+    receipt: str | None = None
 
 
 class EncodedEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -171,6 +175,8 @@ def status_of(error: MatchlogError) -> int:
             return 400
         case StoreError() if error.code in ("store.read_only", "store.closed"):
             return 503
+        case ProofError():
+            return 400 if error.code in ("proof.note", "proof.key") else 409
     return 500
 
 
@@ -336,17 +342,20 @@ async def follow(
 
 
 @post("/api/matches/{match_id:uuid}/events", status_code=200)
-async def append_events(match_id: UUID, data: AppendBatch, access: Access, live: LiveMatches) -> AppendResult:
+async def append_events(
+    match_id: UUID, data: AppendBatch, access: Access, live: LiveMatches, log: FileLog
+) -> AppendResult:
     """Append a referee's batch after the first `expected_seq` events (the whole match id, please).
     Each event is judged as the audit would judge it; a batch the rules refuse (422, with the
     rule's code) or a stale `expected_seq` (409) writes nothing. Re-sending events by their ids is
     a no-op. A batch at `expected_seq` 0 that starts with match.started starts a new match (the
-    admin's to do; `POST /api/matches` also makes its tokens)."""
+    admin's to do; `POST /api/matches` also makes its tokens). A batch that ends the match is
+    answered with its signed receipt."""
     if data.expected_seq == 0:
         access.require_admin("starting a match")
     access.require_writer(match_id, "appending")
     appended, ended = await live.append(match_id, data.expected_seq, data.events)
-    return _result(appended, ended)
+    return _result(appended, ended, await asyncio.to_thread(receipt_if_ended, log, match_id, ended))
 
 
 @post("/api/matches/{match_id:str}/chance", status_code=200)
@@ -356,10 +365,10 @@ async def draw_chance(match_id: str, access: Access, log: FileLog, live: LiveMat
     resolved = (await asyncio.to_thread(log.info, match_id)).match_id
     access.require_writer(resolved, "drawing chance")
     appended, ended = await live.draw(resolved)
-    return _result(appended, ended)
+    return _result(appended, ended, await asyncio.to_thread(receipt_if_ended, log, resolved, ended))
 
 
-def _result(appended: Appended, ended: bool) -> AppendResult:
+def _result(appended: Appended, ended: bool, receipt: str | None = None) -> AppendResult:
     return AppendResult(
         match_id=appended.match_id,
         first_seq=appended.first_seq,
@@ -367,6 +376,7 @@ def _result(appended: Appended, ended: bool) -> AppendResult:
         head_hash=bytes(appended.head_hash).hex(),
         written=appended.written,
         ended=ended,
+        receipt=receipt,
     )
 
 
@@ -402,7 +412,8 @@ def abandon(match_id: str, data: Reason, access: Access, log: FileLog, live: Liv
     info = log.info(match_id)
     access.require_writer(info.match_id, "abandoning")
     live.forget(info.match_id)
-    return _result(log.abandon(info.match_id, reason=data.reason or "abandoned through the service"), True)
+    appended = log.abandon(info.match_id, reason=data.reason or "abandoned through the service")
+    return _result(appended, True, receipt_if_ended(log, info.match_id, True))
 
 
 @post("/api/matches/{match_id:str}/fork", sync_to_thread=True, status_code=201)
@@ -582,8 +593,11 @@ def frame(
 # -- the application ----------------------------------------------------------------------------
 
 
-def create_app(log: FileLog, admin_token: str, *, debug: bool = False) -> Litestar:
-    """The service over `log` (a FileLog opened for writing), with `admin_token` as the admin's."""
+def create_app(
+    log: FileLog, admin_token: str, *, debug: bool = False, checkpoint_every: float | None = None
+) -> Litestar:
+    """The service over `log` (a FileLog opened for writing), with `admin_token` as the admin's;
+    it signs a checkpoint every `checkpoint_every` seconds (when its tree has grown)."""
     keys = Keys(admin_token)
     hub = Hub()
     live = LiveMatches(log, admin_token.encode())
@@ -599,9 +613,14 @@ def create_app(log: FileLog, admin_token: str, *, debug: bool = False) -> Litest
         hub.bind(asyncio.get_running_loop())
         if log.writable:
             log.store.on_commit(hub.committed)
+            if checkpoint_every:
+                app.state.signing = asyncio.create_task(sign_every(log, checkpoint_every))
 
     async def stopping(app: Litestar) -> None:
         hub.close()
+        signing = app.state.get("signing")
+        if signing is not None:
+            signing.cancel()
 
     app = Litestar(
         route_handlers=[
@@ -630,6 +649,7 @@ def create_app(log: FileLog, admin_token: str, *, debug: bool = False) -> Litest
             import_jsonl,
             frame,
             *VIEWER_ROUTES,
+            *PROOF_ROUTES,
         ],
         dependencies={
             "access": Provide(caller, sync_to_thread=False),

@@ -66,8 +66,10 @@ def serve(
     port: int = 8080,
     on_listening: Callable[[str, Path], None] | None = None,
     access_log: bool = False,
+    checkpoint_every: float | None = None,
 ) -> None:
-    """Serve the log at `db` (created if missing) until Ctrl-C or SIGTERM.
+    """Serve the log at `db` (created if missing) until Ctrl-C or SIGTERM, signing a checkpoint of its
+    tree every `checkpoint_every` seconds.
 
     Raises:
         StoreBusy: another process holds the log.
@@ -81,7 +83,7 @@ def serve(
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
         url = f"http://{shown}:{bound_port}"
-        app = create_app(log, token)
+        app = create_app(log, token, checkpoint_every=checkpoint_every)
         config = uvicorn.Config(
             app,
             log_level="warning",

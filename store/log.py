@@ -27,6 +27,7 @@ from matchlog.events import (
     Event,
     ImportRejected,
     MatchStarted,
+    ProofError,
     Record,
     SqlError,
     StoreBusy,
@@ -35,13 +36,15 @@ from matchlog.events import (
     canonical,
     control_character,
     decode,
+    now_us,
     uuid_from_int,
 )
 
 from .catalogue import Appended, Figures, Finding, MatchInfo, select_matches
 from .chain import SQL_EXPECTED_HASH, snapshot_digest
 from .schema import DDL, SCHEMA_VERSION
-from .writer import Item, Request, Writer, items, replace_figures
+from .tree import TreeReader, build_tree, tree_hashes
+from .writer import Item, Request, Writer, insert_tree, items, replace_figures
 
 __all__ = ["DEFAULT_SQL_ROWS", "DEFAULT_SQL_TIMEOUT", "Store", "is_interrupt"]
 
@@ -156,6 +159,23 @@ ORDER BY 1
 """
 
 
+#: The tree's leaves against the events (the first few of each kind of disagreement).
+_VERIFY_TREE = """
+WITH no_leaf AS (
+    SELECT 'tree.no_leaf' AS code, match_id, seq, NULL::BIGINT AS leaf
+    FROM events WHERE leaf IS NULL ORDER BY match_id, seq LIMIT 10
+), gaps AS (
+    SELECT 'tree.leaf_gap' AS code, match_id, seq, leaf
+    FROM (SELECT match_id, seq, leaf, lag(leaf) OVER (ORDER BY leaf) AS before FROM events WHERE leaf IS NOT NULL)
+    WHERE leaf <> coalesce(before + 1, 0)
+    ORDER BY leaf LIMIT 10
+)
+SELECT * FROM no_leaf UNION ALL SELECT * FROM gaps
+"""
+
+_LATEST_CHECKPOINT = "SELECT size, root, note, epoch_us(signed_at) FROM checkpoints ORDER BY signed_at DESC, size DESC"
+
+
 class _Line(msgspec.Struct, frozen=True):
     """One line of a JSON Lines export: an envelope with its event."""
 
@@ -216,11 +236,15 @@ class Store:
         self._cursors_lock = threading.Lock()
         self._games: dict[UUID, str] = {}
         try:
-            self._check_is_log(create=not read_only)
+            version = self._check_is_log(create=not read_only)
             if not read_only:
                 self._drop_old_snapshots()
                 self._db.execute(DDL)
+                if version == "1":
+                    self._upgrade()
             self._digests = self._has_snapshot_digests()
+            #: Whether the log has its Merkle tree (a version 1 log opened read-only has none yet).
+            self.has_tree = read_only is False or version != "1"
         except Exception as error:
             self._db.close()
             if is_interrupt(error):
@@ -245,21 +269,37 @@ class Store:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def _check_is_log(self, *, create: bool) -> None:
-        """Refuse a database that is not a matchlog log (or is one of another schema version)."""
+    def _check_is_log(self, *, create: bool) -> str | None:
+        """The schema version of the log (None: a new one); refuse a database that is not a matchlog
+        log, or is one of a version this matchlog does not read."""
         tables = {name for (name,) in self._db.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         if not tables and create:
-            return  # a new log
+            return None  # a new log
         if "meta" not in tables or "events" not in tables:
             raise StoreError(f"{self.path} is a database, but not a matchlog log", code="store.unreadable")
         found = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-        if not found or found[0][0] != SCHEMA_VERSION:
+        if not found or found[0][0] not in ("1", SCHEMA_VERSION):
             version = found[0][0] if found else "none"
             raise StoreError(
                 f"{self.path} is a matchlog log of schema version {version}; this matchlog reads "
-                f"version {SCHEMA_VERSION}",
+                f"versions 1 and {SCHEMA_VERSION}",
                 code="store.version",
             )
+        return found[0][0]
+
+    def _upgrade(self) -> None:
+        """Bring a version 1 log to version 2: build its Merkle tree once, over its events in the order
+        the file holds them (the order they were committed: nothing ever deleted or moved a row), in
+        one transaction (3-4 s for a million events on 2 shared cores: bench/bench_proofs.py)."""
+        con = self._db
+        con.begin()
+        try:
+            build_tree(con, lambda kept: insert_tree(con, kept))
+            con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [SCHEMA_VERSION])
+            con.commit()
+        except BaseException:
+            con.rollback()
+            raise
 
     def _drop_old_snapshots(self) -> None:
         """Drop a snapshot cache from before snapshots carried a digest (it is only a cache)."""
@@ -698,6 +738,123 @@ class Store:
                 message = f"the catalogue's head for seq {cat_last} ({bytes(cat_head).hex()[:16]}…) is not the log's"
                 findings.append(Finding(mid, cat_last, "chain.head_mismatch", message))
         return findings
+
+    # -- the Merkle tree ---------------------------------------------------------------------
+
+    def tree(self) -> TreeReader:
+        """A reader of the committed Merkle tree (store/tree.py), for one question: a proof, a root.
+
+        Raises:
+            ProofError: the log has no tree yet (a version 1 log opened read-only).
+        """
+        if not self.has_tree:
+            raise ProofError(
+                f"{self.path} has no Merkle tree yet (a log of schema version 1): open it once for "
+                "writing (any matchlog command its owner runs) to build it",
+                code="proof.no_tree",
+            )
+        return TreeReader(self._read())
+
+    def tree_head(self) -> tuple[int, bytes]:
+        """The committed tree's size and root.
+
+        Raises:
+            ProofError: the log has no tree yet.
+        """
+        if self._writer is not None:
+            frontier = self._writer.tree  # replaced whole after each commit: read it once
+            return frontier.size, frontier.root()
+        tree = self.tree()
+        size = tree.size()
+        return size, tree.frontier(size).root()
+
+    def checkpoint(
+        self, sign: Callable[[int, bytes], str], reuse: Callable[[str], bool] = lambda note: True
+    ) -> tuple[int, bytes, str, int]:
+        """Sign the committed tree's size and root (`sign(size, root)` gives the note) and keep the
+        checkpoint in the log; the latest one instead when the tree has not changed since it and
+        `reuse(note)` (it is signed by the same key). Returns (size, root, note, signed at in us).
+
+        Raises:
+            StoreError: the log is read-only or closed.
+        """
+        writer = self._write()
+
+        def work(con: duckdb.DuckDBPyConnection) -> tuple[int, bytes, str, int]:
+            frontier = writer.tree  # on the writer's thread: exactly what is committed
+            size, root = frontier.size, frontier.root()
+            latest = con.execute(_LATEST_CHECKPOINT + " LIMIT 1").fetchall()
+            if latest and latest[0][0] == size and bytes(latest[0][1]) == root and reuse(latest[0][2]):
+                return size, root, latest[0][2], latest[0][3]
+            note, signed_us = sign(size, root), now_us()
+            con.execute(
+                "INSERT INTO checkpoints VALUES (?, ?, make_timestamp(?::BIGINT), ?)", [size, root, signed_us, note]
+            )
+            return size, root, note, signed_us
+
+        return writer.submit_call(work).result()
+
+    def rows(self, match_id: UUID) -> list[tuple[int, str, int, int | None, str, str, int, int | None, str, bytes]]:
+        """The stored rows of one match exactly as the chain hashes them, in seq order: (seq, event id,
+        time in us, actor, game, type, version, seat, payload, hash). What a proof shows of an event."""
+        rows = (
+            self._read()
+            .execute(
+                "SELECT seq, event_id::VARCHAR, epoch_us(recorded_at), actor, game, type, version, seat, payload, hash"
+                " FROM events WHERE match_id = ? ORDER BY seq",
+                [match_id],
+            )
+            .fetchall()
+        )
+        return [(*row[:9], bytes(row[9])) for row in rows]  # type: ignore[misc]
+
+    def tree_leaves(self, batch_rows: int = 200_000) -> Iterator[tuple[list[int], list[str], list[int], list[bytes]]]:
+        """Every leaf of the tree in order, in batches of columns: leaf index, match id, seq, and its
+        event's chain hash.
+
+        Raises:
+            ProofError: the log has no tree yet.
+        """
+        self.tree()
+        return tree_hashes(self._db, batch_rows)
+
+    def tree_nodes(self) -> dict[tuple[int, int], bytes]:
+        """The kept complete subtrees: (level, index) -> hash.
+
+        Raises:
+            ProofError: the log has no tree yet.
+        """
+        self.tree()
+        rows = self._read().execute("SELECT level, idx, hash FROM tree_nodes").fetchall()
+        return {(level, idx): bytes(digest) for level, idx, digest in rows}
+
+    def verify_tree(self) -> list[Finding]:
+        """Check that every event has its leaf, and the leaves are numbered 0, 1, 2, ... with no gap or
+        repeat (an event removed leaves a gap, one copied in a repeat). [] when all is well (or there is
+        no tree)."""
+        if not self.has_tree:
+            return []
+        self.sync()
+        findings = []
+        rows = self._read().execute(_VERIFY_TREE).fetchall()
+        for code, match_id, seq, leaf in rows:
+            message = {
+                "tree.no_leaf": "the event has no leaf in the tree: it was added without the log",
+                "tree.leaf_gap": f"the tree's leaves jump to {leaf}: an event was removed, or leaves renumbered",
+            }[code]
+            findings.append(Finding(match_id, seq, code, message))
+        return findings
+
+    def checkpoints(self, *, limit: int | None = None) -> list[tuple[int, bytes, str, int]]:
+        """The checkpoints the log keeps, newest first: (size, root, note, signed at in us).
+
+        Raises:
+            ProofError: the log has no tree yet.
+        """
+        self.tree()
+        tail = f" LIMIT {int(limit)}" if limit is not None else ""
+        rows = self._read().execute(_LATEST_CHECKPOINT + tail).fetchall()
+        return [(size, bytes(root), note, at) for size, root, note, at in rows]
 
     # -- snapshots ---------------------------------------------------------------------------
 

@@ -15,9 +15,14 @@ __all__ = [
     "SCHEMA_VERSION",
     "SEAT_COLUMNS",
     "SEAT_ROWS",
+    "TREE_DDL",
+    "TREE_NODE_ROWS",
 ]
 
-SCHEMA_VERSION = "1"
+#: 2: the Merkle tree over the log (events.leaf, tree_nodes) and its signed checkpoints. A log of
+#: version 1 is brought to 2 the first time it is opened for writing (its tree built once); matchlog
+#: before version 2 refuses a log of version 2, because it would append events without leaves.
+SCHEMA_VERSION = "2"
 
 # The rows of each table as the writer hands them to DuckDB (ids as text, cast in SQL).
 EVENT_ROWS = pa.schema(
@@ -33,6 +38,7 @@ EVENT_ROWS = pa.schema(
         ("seat", pa.int16()),
         ("payload", pa.string()),
         ("hash", pa.binary()),
+        ("leaf", pa.int64()),
     ]
 )
 MATCH_ROWS = pa.schema(
@@ -80,9 +86,31 @@ FIGURE_ROWS = pa.schema(
 )
 
 
+TREE_NODE_ROWS = pa.schema([("level", pa.int16()), ("idx", pa.int64()), ("hash", pa.binary())])
+
+
 EVENT_COLUMNS = tuple(EVENT_ROWS.names)
 MATCH_COLUMNS = tuple(MATCH_ROWS.names)
 SEAT_COLUMNS = tuple(SEAT_ROWS.names)
+
+TREE_DDL = """
+-- The Merkle tree over the log (RFC 9162; proofs/tree.py, docs/proofs.md): leaf i is the i-th event
+-- the log committed (events.leaf = i), and a leaf is the event's chain hash.
+-- The hash of every complete subtree of 2^level leaves, level 8, 16, 24, ... (a row per 256 leaves
+-- in all), from leaf idx * 2^level: what a proof needs besides the leaves of its own 256.
+CREATE TABLE IF NOT EXISTS tree_nodes (
+    level SMALLINT NOT NULL,
+    idx   BIGINT   NOT NULL,
+    hash  BLOB     NOT NULL
+);
+-- Every checkpoint the log signed (a C2SP signed note of its tree's size and root), oldest first.
+CREATE TABLE IF NOT EXISTS checkpoints (
+    size      BIGINT    NOT NULL,
+    root      BLOB      NOT NULL,
+    signed_at TIMESTAMP NOT NULL,
+    note      VARCHAR   NOT NULL
+);
+"""
 
 DDL = f"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -105,7 +133,8 @@ CREATE TABLE IF NOT EXISTS events (
     version     SMALLINT  NOT NULL,  -- the event's schema version
     seat        SMALLINT,            -- the seat the event is about, if any
     payload     VARCHAR   NOT NULL,  -- the canonical JSON of the event
-    hash        BLOB      NOT NULL   -- see store/chain.py
+    hash        BLOB      NOT NULL,  -- see store/chain.py
+    leaf        BIGINT               -- its leaf in the Merkle tree: the order the log committed it
 );
 
 -- The catalogue: one row per match, kept in step with the log in the same transaction.
@@ -156,6 +185,8 @@ CREATE TABLE IF NOT EXISTS projected (
     last_seq BIGINT  NOT NULL,
     version  INTEGER NOT NULL
 );
+
+{TREE_DDL}
 
 -- Views for SQL users (`matchlog sql`), documented in the README.
 CREATE OR REPLACE VIEW match_results AS

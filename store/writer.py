@@ -6,6 +6,11 @@ after its group is durable. Bulk jobs (import, tournaments) get a transaction of
 all-or-nothing. Every write goes through this thread, so checking `expected_seq` against the heads
 it keeps in memory is race-free.
 
+The Merkle tree over the log grows in the same transaction as the events: each event's row carries
+its leaf (the next one, in the order the group commits), the writer keeps the tree's frontier in
+memory (`tree`, replaced only once a commit succeeds), and a commit that completes subtrees to keep
+writes them too (store/tree.py), so no event is ever without its leaf.
+
 The catalogue (`matches`, `seats`) is derived from the events. A new match's rows are inserted in
 the transaction of its first events; later changes (its head, its ending) are kept in memory and
 written when the writer pauses (IDLE_SECONDS), at least every FLUSH_SECONDS, and on close, because an UPDATE per
@@ -50,9 +55,10 @@ from matchlog.events import (
 
 from .catalogue import Appended, Figures, MatchInfo, SeatRow, select_matches
 from .chain import GENESIS, chain_hash
-from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS
+from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS, TREE_NODE_ROWS
+from .tree import TreeReader
 
-__all__ = ["GROUP_EVENTS", "Item", "Request", "Writer", "items"]
+__all__ = ["GROUP_EVENTS", "Item", "Request", "Writer", "insert_tree", "items"]
 
 #: The most events one live group commit holds.
 GROUP_EVENTS = 2_000
@@ -137,7 +143,7 @@ class _Pending:
 class _Group:
     """The rows one transaction will write."""
 
-    events: list[tuple[Any, ...]] = field(default_factory=list)
+    events: list[tuple[Any, ...]] = field(default_factory=list)  # in leaf order
     touched: dict[UUID, _Pending] = field(default_factory=dict)
     created: set[UUID] = field(default_factory=set)  # matches whose first events are in this group
     seats: dict[tuple[UUID, int], SeatRow] = field(default_factory=dict)
@@ -168,6 +174,9 @@ class Writer:
         self.listeners: list[Callable[[list[tuple[UUID, int]]], None]] = []
         newest = self._con.execute("SELECT max(match_id) FROM matches").fetchall()[0][0]
         self._newest = newest.int if newest is not None else -1  # the greatest match id in the log
+        #: The tree as committed: its frontier (store/tree.py). Replaced, never changed, so other threads
+        #: may read its size and root at any time.
+        self.tree = TreeReader(self._con).frontier(TreeReader(self._con).size())
         self.recovered = self._recover()
         self._thread = threading.Thread(target=self._run, name="matchlog-writer", daemon=True)
         self._thread.start()
@@ -383,6 +392,7 @@ class Writer:
 
         prev = info.head_hash if info is not None else GENESIS
         match_text = str(match_id)
+        leaf = self.tree.size + len(group.events)  # the leaves follow the group's events so far
         rows: list[tuple[Any, ...]] = []
         new_ids: dict[str, int] = {}
         seats: list[SeatRow] = []
@@ -418,7 +428,8 @@ class Writer:
                     f"match {match_id} seq {seq} ({where}): its hash does not follow from the chain "
                     f"(claimed {entry.claimed_hash.hex()[:16]}…, computed {digest.hex()[:16]}…)"
                 )
-            rows.append((match_text, seq, event_id, at_us, actor, game, tag, version, seat, payload, digest))
+            rows.append((match_text, seq, event_id, at_us, actor, game, tag, version, seat, payload, digest, leaf))
+            leaf += 1
             new_ids[event_id] = seq
             if isinstance(event, _CATALOGUED):
                 assert info is not None
@@ -493,9 +504,12 @@ class Writer:
         changed = {m: o.info for m, o in group.touched.items() if m not in group.created}
         new_seats = [row for key, row in group.seats.items() if key[0] in group.created]
         other_seats = {key: row for key, row in group.seats.items() if key[0] not in group.created}
+        tree = self.tree.copy()
+        kept = tree.extend([row[10] for row in group.events])
         try:
             con.begin()
             _insert_events(con, group.events)
+            insert_tree(con, kept)
             if created:
                 _insert(con, "matches", [info.row() for info in created], MATCH_ROWS, upsert=False)  # type: ignore[union-attr]
             if new_seats:
@@ -511,6 +525,7 @@ class Writer:
         except Exception:
             _rollback(con)  # memory still holds only what is committed
             raise
+        self.tree = tree
         if not bulk:
             self._dirty.update(changed)  # type: ignore[arg-type]
             self._dirty_seats.update(other_seats)
@@ -603,6 +618,12 @@ def _insert_events(con: duckdb.DuckDBPyConnection, rows: list[tuple[Any, ...]]) 
     _insert_rows(con, "events", rows, EVENT_ROWS, _INSERT_EVENTS)
 
 
+def insert_tree(con: duckdb.DuckDBPyConnection, kept: list[tuple[int, int, bytes]]) -> None:
+    """Insert the complete subtrees to keep (one in 256 leaves: most commits have none)."""
+    if kept:
+        _insert_rows(con, "tree_nodes", kept, TREE_NODE_ROWS, _INSERT_NODES)  # type: ignore[arg-type]
+
+
 def _insert(
     con: duckdb.DuckDBPyConnection, name: str, rows: list[tuple[Any, ...]], schema: pa.Schema, *, upsert: bool
 ) -> None:
@@ -632,8 +653,10 @@ def _insert_rows(
 
 _INSERT_EVENTS = """
     INSERT INTO events
-    SELECT match_id::UUID, seq, event_id::UUID, recorded_at, actor, game, type, version, seat, payload, hash
+    SELECT match_id::UUID, seq, event_id::UUID, recorded_at, actor, game, type, version, seat, payload, hash, leaf
     FROM {table}"""
+_INSERT_NODES = """
+    INSERT INTO tree_nodes SELECT level, idx, hash FROM {table}"""
 _UPSERT_MATCHES = """
     INSERT OR REPLACE INTO matches
     SELECT match_id::UUID, game, status, created_at, ended_at, players, strategies, options, last_seq,

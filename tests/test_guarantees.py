@@ -72,6 +72,7 @@ def test_a_recording_killed_at_a_random_moment_loses_nothing_acknowledged(tmp_pa
         recorder.stdout.close()  # type: ignore[union-attr]
     with Store(path) as store:
         assert store.verify() == []
+        assert store.verify_tree() == [], "every event committed has its leaf in the Merkle tree"
         for match_id, last in acknowledged.items():
             info = store.match(match_id)
             assert (info.status, info.last_seq) == ("finished", last), "every acknowledged match is whole"
@@ -122,7 +123,7 @@ def test_a_tournament_killed_mid_flight_keeps_what_it_finished_and_the_rest_can_
             assert time.monotonic() < deadline, "the log stayed busy after the tournament was killed"
             time.sleep(0.2)
     with store:
-        assert store.verify() == []
+        assert store.verify() == [] and store.verify_tree() == []
         finished = store.matches(status="finished", limit=None)
         assert len(finished) > 10
         assert all(r.findings == [] for r in audit(store, [m.match_id for m in finished]))
@@ -214,7 +215,8 @@ def tamper(
     if kind == "deletion":
         saved = store.query(f"SELECT * FROM events {where}", key)
         run(f"DELETE FROM events {where}", key)
-        return lambda: run("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", list(saved[0]))
+        values = ", ".join("?" for _ in saved[0])
+        return lambda: run(f"INSERT INTO events VALUES ({values})", list(saved[0]))
     if kind == "insertion":  # a stored row, copied in again (under an id of its own)
         run(f"INSERT INTO events SELECT * REPLACE (uuid() AS event_id) FROM events {where}", key)
         return lambda: run(
@@ -473,6 +475,14 @@ WORDS = st.sampled_from(
         "--reason",
         "--option",
         "a=b",
+        "key",
+        "checkpoint",
+        "receipt",
+        "prove",
+        "check",
+        "--against",
+        "--key",
+        "--latest",
     ]
 )
 
