@@ -11,11 +11,11 @@ take writes. The OpenAPI document is at /api/openapi.json.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import queue
 import threading
-from collections.abc import AsyncIterator, Iterator
-from datetime import datetime
+from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import UTC, datetime
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -24,7 +24,9 @@ from litestar import Litestar, Request, Response, get, post
 from litestar.di import Provide
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.config import OpenAPIConfig
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.plugins import YamlRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
 from litestar.params import Parameter
 from litestar.response import ServerSentEvent, Stream
 
@@ -37,16 +39,16 @@ from matchlog.events import (
     ImportRejected,
     MatchlogError,
     SqlError,
-    StoreBusy,
     StoreError,
     UnknownMatch,
     UsageError,
 )
-from matchlog.file import FileLog
-from matchlog.log import Line, Position, SqlResult, Verification
+from matchlog.file import FileLog, seat_for
+from matchlog.log import SPECTATOR, Line, Position, SqlResult, Verification
 from matchlog.replay.audit import Dispute, MatchAudit
 from matchlog.replay.stats import Statistics
 from matchlog.store import Appended, Figures, MatchInfo
+from matchlog.store.writer import AT_US_MAX, AT_US_MIN
 
 from .auth import Access, Keys, MatchTokens
 from .follow import Hub
@@ -111,8 +113,10 @@ class AppendResult(msgspec.Struct, frozen=True):
 
 
 class EncodedEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One event in canonical JSON, with its id (canonical UUID text) and its time (us since 1970)."""
+
     event_id: str
-    at_us: int
+    at_us: Annotated[int, msgspec.Meta(ge=AT_US_MIN, lt=AT_US_MAX)]
     payload: str
 
 
@@ -151,6 +155,16 @@ class SqlRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 # -- errors -------------------------------------------------------------------------------------
 
 
+#: Store errors that mean the request itself cannot be written (the rest mean the log cannot write).
+_REFUSED_WRITES = (
+    "store.bad_event",
+    "store.bad_start",
+    "store.duplicate_id",
+    "store.empty_append",
+    "store.not_an_event",
+)
+
+
 def status_of(error: MatchlogError) -> int:
     """The HTTP status of one of our errors."""
     match error:
@@ -162,11 +176,11 @@ def status_of(error: MatchlogError) -> int:
             return 409
         case IllegalAction():
             return 422
-        case StoreBusy():
-            return 503
         case UsageError() | DecodeError() | ImportRejected() | SqlError():
             return 400
-        case StoreError() if error.code in ("store.read_only", "store.closed"):
+        case StoreError() if error.code in _REFUSED_WRITES:
+            return 400
+        case StoreError():  # busy, read-only, closed, a failed commit: the log cannot do it now
             return 503
     return 500
 
@@ -194,6 +208,47 @@ def _validation_message(error: ValidationException) -> str:
     return str(error.detail)
 
 
+#: What each error status means, as the OpenAPI document describes it (every one has an `Error` body).
+_ERRORS = {
+    400: "A request that cannot be carried out as given: a bad parameter or body (`usage.*`), or an event, "
+    "import or query the log refuses (`store.*`, `sql.*`, `event.decode`)",
+    401: "A token this log did not give (`auth.token`)",
+    403: "A token that does not allow it (`auth.admin`, `auth.view`, `auth.write`)",
+    404: "No such match, or an id prefix that names more than one (`store.unknown_match`)",
+    409: "A stale `expected_seq` (`store.concurrency`): nothing was written",
+    422: "An event the rules refuse; the code names the rule: nothing was written",
+    503: "The log cannot take this write now (`store.*`)",
+}
+
+
+def route(method: type, path: str, *, errors: tuple[int, ...] = (), **options: Any) -> Callable[[Any], Any]:
+    """A route handler named after its function in the OpenAPI document, summarised by its
+    docstring's first sentence, with its error answers (400, 401 and `errors`) described."""
+
+    def make(function: Callable[..., Any]) -> Any:
+        words = function.__name__.split("_")
+        doc = " ".join((function.__doc__ or "").split())
+        summary = doc.split(". ")[0].split(": ")[0].rstrip(".")
+        responses = {
+            status: ResponseSpec(Error, description=_ERRORS[status], generate_examples=False)
+            for status in sorted({400, 401, *errors})
+        }
+        operation = words[0] + "".join(word.title() for word in words[1:])
+        return method(path, operation_id=operation, summary=summary, responses=responses, **options)(function)
+
+    return make
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """A time as the log keeps it: UTC without a zone (a time given without one is taken as UTC)."""
+    if moment is None or moment.tzinfo is None:
+        return moment
+    try:
+        return moment.astimezone(UTC).replace(tzinfo=None)
+    except OverflowError:  # an offset that moves it past year 1 or 9999: before or after everything
+        return datetime.min if moment.year == 1 else datetime.max
+
+
 # -- dependencies -------------------------------------------------------------------------------
 
 
@@ -207,13 +262,13 @@ def _token(request: Any) -> str | None:
 # -- the log as a whole -------------------------------------------------------------------------
 
 
-@get("/api/health", sync_to_thread=True)
+@route(get, "/api/health", sync_to_thread=True)
 def health(log: FileLog) -> Health:
     """Whether the service is up, and how much its log holds."""
     return Health(ok=True, version=__version__, matches=len(log.matches()), events=log.count())
 
 
-@get("/api/matches", sync_to_thread=True)
+@route(get, "/api/matches", sync_to_thread=True)
 def list_matches(
     log: FileLog,
     game: str | None = None,
@@ -225,12 +280,10 @@ def list_matches(
 ) -> list[MatchInfo]:
     """Matches, newest first: filter by game, status, player (a seat's name or strategy) and start
     time; page with limit and offset."""
-    if since is not None and since.tzinfo is not None:
-        since = since.astimezone(tz=None).replace(tzinfo=None)
-    return log.matches(game=game, status=status, player=player, since=since, limit=limit, offset=offset)
+    return log.matches(game=game, status=status, player=player, since=_utc(since), limit=limit, offset=offset)
 
 
-@post("/api/matches", sync_to_thread=True, status_code=201)
+@route(post, "/api/matches", sync_to_thread=True, status_code=201, errors=(403, 503))
 def create_match(data: NewMatch, access: Access, live: LiveMatches, keys: Keys) -> Created:
     """Start a match for a referee elsewhere: returns its id, a referee token (to append, draw
     chance, undo and abandon) and one token per seat (each sees what its seat may)."""
@@ -239,13 +292,13 @@ def create_match(data: NewMatch, access: Access, live: LiveMatches, keys: Keys) 
     return Created(match_id=match_id, last_seq=appended.last_seq, tokens=keys.tokens(match_id, len(data.seats)))
 
 
-@get("/api/matches/{match_id:str}", sync_to_thread=True)
+@route(get, "/api/matches/{match_id:str}", sync_to_thread=True, errors=(404,))
 def match_info(match_id: str, log: FileLog) -> MatchInfo:
     """One match's catalogue row (an id or a unique prefix of one)."""
     return log.info(match_id)
 
 
-@get("/api/matches/{match_id:str}/tokens", sync_to_thread=True)
+@route(get, "/api/matches/{match_id:str}/tokens", sync_to_thread=True, errors=(403, 404))
 def match_tokens(match_id: str, log: FileLog, access: Access, keys: Keys) -> MatchTokens:
     """The tokens of a match (the admin's to hand out)."""
     access.require_admin("a match's tokens")
@@ -253,7 +306,7 @@ def match_tokens(match_id: str, log: FileLog, access: Access, keys: Keys) -> Mat
     return keys.tokens(info.match_id, len(info.players))
 
 
-@get("/api/matches/{match_id:str}/events", sync_to_thread=True)
+@route(get, "/api/matches/{match_id:str}/events", sync_to_thread=True, errors=(403, 404))
 def match_events(
     match_id: str,
     log: FileLog,
@@ -268,7 +321,7 @@ def match_events(
     return log.lines(info.match_id, start=start, stop=stop, as_seat=access.view(info.match_id, as_seat))
 
 
-@get("/api/matches/{match_id:str}/state", sync_to_thread=True)
+@route(get, "/api/matches/{match_id:str}/state", sync_to_thread=True, errors=(403, 404))
 def match_state(
     match_id: str,
     log: FileLog,
@@ -281,7 +334,7 @@ def match_state(
     return log.state(info.match_id, seq, as_seat=access.view(info.match_id, as_seat))
 
 
-@get("/api/matches/{match_id:str}/audit", sync_to_thread=True)
+@route(get, "/api/matches/{match_id:str}/audit", sync_to_thread=True, errors=(403, 404))
 def match_audit(
     match_id: str, log: FileLog, access: Access, seq: Annotated[int | None, Parameter(ge=0)] = None
 ) -> MatchAudit | Dispute:
@@ -294,7 +347,7 @@ def match_audit(
     return audit_for(log, info, access)
 
 
-@get("/api/matches/{match_id:str}/follow")
+@route(get, "/api/matches/{match_id:str}/follow", errors=(403, 404))
 async def follow(
     match_id: str,
     log: FileLog,
@@ -309,6 +362,7 @@ async def follow(
     everything after it. An `end` event closes the stream when the match has ended."""
     info = await asyncio.to_thread(log.info, match_id)
     view = access.view(info.match_id, as_seat)
+    seat_for(view, len(info.players))  # a seat the match does not have is refused before the stream starts
     last = request.headers.get("last-event-id")
     start = from_seq
     if last is not None and last.strip().isdigit():
@@ -319,7 +373,7 @@ async def follow(
 # -- appending ----------------------------------------------------------------------------------
 
 
-@post("/api/matches/{match_id:uuid}/events", status_code=200)
+@route(post, "/api/matches/{match_id:uuid}/events", status_code=200, errors=(403, 404, 409, 422, 503))
 async def append_events(match_id: UUID, data: AppendBatch, access: Access, live: LiveMatches) -> AppendResult:
     """Append a referee's batch after the first `expected_seq` events (the whole match id, please).
     Each event is judged as the audit would judge it; a batch the rules refuse (422, with the
@@ -333,7 +387,7 @@ async def append_events(match_id: UUID, data: AppendBatch, access: Access, live:
     return _result(appended, ended)
 
 
-@post("/api/matches/{match_id:str}/chance", status_code=200)
+@route(post, "/api/matches/{match_id:str}/chance", status_code=200, errors=(403, 404, 422, 503))
 async def draw_chance(match_id: str, access: Access, log: FileLog, live: LiveMatches) -> AppendResult:
     """Draw the chance the match waits for (a roll, a shuffle, a board) from the seed the service
     committed to, and record it; read it back from `events`."""
@@ -354,7 +408,7 @@ def _result(appended: Appended, ended: bool) -> AppendResult:
     )
 
 
-@post("/api/batches", sync_to_thread=True, status_code=200)
+@route(post, "/api/batches", sync_to_thread=True, status_code=200, errors=(403, 409, 503))
 def append_batches(data: list[EncodedBatch], access: Access, log: FileLog) -> list[AppendResult]:
     """Many matches' events at once, already canonical JSON (a tournament's writer): all or none."""
     access.require_admin("appending batches")
@@ -364,14 +418,14 @@ def append_batches(data: list[EncodedBatch], access: Access, log: FileLog) -> li
     return [_result(a, False) for a in appended]
 
 
-@post("/api/figures", sync_to_thread=True, status_code=204)
+@route(post, "/api/figures", sync_to_thread=True, status_code=204, errors=(403, 503))
 def put_figures(data: list[Figures], access: Access, log: FileLog) -> None:
     """Record ended matches' figures (the statistics' projection), replacing what they had."""
     access.require_admin("recording figures")
     log.put_figures(data)
 
 
-@post("/api/matches/{match_id:str}/undo", sync_to_thread=True, status_code=200)
+@route(post, "/api/matches/{match_id:str}/undo", sync_to_thread=True, status_code=200, errors=(403, 404, 409, 503))
 def undo(match_id: str, data: Reason, access: Access, log: FileLog, live: LiveMatches) -> AppendResult:
     """Take back the latest effective answer, as the match's arbiter."""
     info = log.info(match_id)
@@ -380,7 +434,7 @@ def undo(match_id: str, data: Reason, access: Access, log: FileLog, live: LiveMa
     return _result(log.undo(info.match_id, reason=data.reason), False)
 
 
-@post("/api/matches/{match_id:str}/abandon", sync_to_thread=True, status_code=200)
+@route(post, "/api/matches/{match_id:str}/abandon", sync_to_thread=True, status_code=200, errors=(403, 404, 409, 503))
 def abandon(match_id: str, data: Reason, access: Access, log: FileLog, live: LiveMatches) -> AppendResult:
     """End an unfinished match as abandoned, with the reason."""
     info = log.info(match_id)
@@ -389,7 +443,7 @@ def abandon(match_id: str, data: Reason, access: Access, log: FileLog, live: Liv
     return _result(log.abandon(info.match_id, reason=data.reason or "abandoned through the service"), True)
 
 
-@post("/api/matches/{match_id:str}/fork", sync_to_thread=True, status_code=201)
+@route(post, "/api/matches/{match_id:str}/fork", sync_to_thread=True, status_code=201, errors=(403, 404, 503))
 def fork(match_id: str, data: ForkAt, access: Access, log: FileLog) -> Forked:
     """Copy a match up to seq `at` into a new match (which records its origin)."""
     access.require_admin("forking")
@@ -400,33 +454,31 @@ def fork(match_id: str, data: ForkAt, access: Access, log: FileLog) -> Forked:
 # -- checking and questions ---------------------------------------------------------------------
 
 
-@get("/api/verify", sync_to_thread=True)
+@route(get, "/api/verify", sync_to_thread=True, errors=(404,))
 def verify(log: FileLog, match: str | None = None) -> Verification:
     """Check the hash chains of every match (or of `match`), and each catalogue head."""
     return log.verify(match)
 
 
-@post("/api/verify", sync_to_thread=True, status_code=200)
+@route(post, "/api/verify", sync_to_thread=True, status_code=200)
 def verify_some(data: VerifyRequest, log: FileLog) -> Verification:
     """Check the hash chains of the matches given."""
     return log.verify(data.matches)
 
 
-@get("/api/audit", sync_to_thread=True)
+@route(get, "/api/audit", sync_to_thread=True)
 def audit_all(log: FileLog, access: Access) -> list[MatchAudit]:
     """The audit of every match, as the caller may see each."""
     return [audit_for(log, info, access) for info in log.matches()]
 
 
-@get("/api/stats", sync_to_thread=True)
+@route(get, "/api/stats", sync_to_thread=True)
 def stats(log: FileLog, game: str | None = None, by: str = "player", since: datetime | None = None) -> Statistics:
     """Statistics across matches, as `matchlog stats`."""
-    if since is not None and since.tzinfo is not None:
-        since = since.astimezone(tz=None).replace(tzinfo=None)
-    return log.stats(game, by=by, since=since)
+    return log.stats(game, by=by, since=_utc(since))
 
 
-@post("/api/sql", sync_to_thread=True, status_code=200)
+@route(post, "/api/sql", sync_to_thread=True, status_code=200, errors=(403,))
 def sql(data: SqlRequest, access: Access, log: FileLog) -> SqlResult:
     """One read-only SELECT over the log (the admin's: the tables hold every hidden value), within
     a time and a row limit."""
@@ -437,13 +489,19 @@ def sql(data: SqlRequest, access: Access, log: FileLog) -> SqlResult:
 
 
 def _plain(value: Any) -> Any:
-    """A SQL value as JSON carries it: bytes (hashes) as hex, as the CLI prints them."""
+    """A SQL value as JSON carries it: bytes (hashes) as hex, as the CLI prints them; lists and
+    maps item by item, a map's keys as text (JSON has no other keys: a MAP keyed by booleans would
+    not encode at all)."""
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).hex()
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key if isinstance(key, str) else str(_plain(key)): _plain(item) for key, item in value.items()}
     return value
 
 
-@get("/api/export")
+@route(get, "/api/export", errors=(403, 404))
 async def export(
     log: FileLog,
     access: Access,
@@ -455,27 +513,55 @@ async def export(
     that seat's view) or Parquet, streamed."""
     if format not in ("jsonl", "parquet"):
         raise UsageError(f"format is jsonl or parquet, not {format!r}", code="usage.export")
-    ids = None if not match else [(await asyncio.to_thread(log.info, m)).match_id for m in match]
-    if as_seat is None or as_seat != -1:
+    if as_seat is not None and format != "jsonl":
+        raise UsageError("a seat's view is exported as JSON Lines only", code="usage.export")
+    infos = [await asyncio.to_thread(log.info, m) for m in match] if match else None
+    if as_seat is None or as_seat != SPECTATOR:
         # The importable record (or a seat's view) of every match asked for must be the caller's to see.
-        for match_id in ids if ids is not None else [i.match_id for i in await asyncio.to_thread(log.matches)]:
+        for info in infos if infos is not None else await asyncio.to_thread(log.matches):
             if as_seat is None:
-                if not access.sees_all_of(match_id):
+                if not access.sees_all_of(info.match_id):
                     raise Forbidden("exporting the whole record needs the admin token", code="auth.view")
             else:
-                access.view(match_id, as_seat)
+                access.view(info.match_id, as_seat)
+                if infos is not None:
+                    seat_for(as_seat, len(info.players))
+    ids = None if infos is None else [info.match_id for info in infos]
     media = "application/vnd.apache.parquet" if format == "parquet" else "application/x-ndjson"
-    return Stream(_export_chunks(log, ids, format, as_seat), media_type=media)
+    pipe = _Pipe()
+    threading.Thread(
+        target=pipe.run, args=(log.export, ids, format, as_seat), name="matchlog-export", daemon=True
+    ).start()
+    first = await pipe.next_chunk()  # an export that fails at once is an error answer, not a broken stream
+    return Stream(pipe.chunks_after(first), media_type=media)
+
+
+class _Cancelled(Exception):
+    """The client went away: the exporting thread stops."""
 
 
 class _Pipe:
-    """A file object for the exporting thread whose writes become the response's chunks."""
+    """A file object for the exporting thread whose writes become the response's chunks, at most
+    `AHEAD` chunks ahead of the client; when the client goes away, the next write stops the export.
+    The response waits for chunks on the event loop, never in a thread that could be left blocked."""
+
+    CHUNK = 1 << 16
+    AHEAD = 16
 
     def __init__(self) -> None:
-        self.chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=64)
+        self._loop = asyncio.get_running_loop()
+        self._chunks: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()
+        self._room = threading.Semaphore(self.AHEAD)
+        self._buffer: list[bytes] = []
+        self._buffered = 0
+        self._cancelled = threading.Event()
 
     def write(self, data: bytes) -> int:
-        self.chunks.put(bytes(data))
+        self._buffer.append(bytes(data))
+        self._buffered += len(data)
+        if self._buffered >= self.CHUNK:
+            self._put(b"".join(self._buffer))
+            self._buffer, self._buffered = [], 0
         return len(data)
 
     def flush(self) -> None:
@@ -484,34 +570,50 @@ class _Pipe:
     def tell(self) -> int:  # pyarrow asks where it is
         return 0
 
+    def _put(self, item: bytes | BaseException | None) -> None:
+        while not self._room.acquire(timeout=0.5):
+            if self._cancelled.is_set():
+                raise _Cancelled
+        if self._cancelled.is_set():
+            raise _Cancelled
+        self._loop.call_soon_threadsafe(self._chunks.put_nowait, item)
 
-async def _export_chunks(log: FileLog, ids: Any, format: str, as_seat: int | None) -> AsyncIterator[bytes]:
-    pipe = _Pipe()
-
-    def run() -> None:
+    def run(self, export: Callable[..., int], ids: Any, format: str, as_seat: int | None) -> None:
+        """The exporting thread: write the export, then its end (or the error that stopped it)."""
         try:
-            log.export(pipe, ids, format=format, as_seat=as_seat)  # type: ignore[arg-type]
-            pipe.chunks.put(None)
+            export(self, ids, format=format, as_seat=as_seat)
+            if self._buffer:
+                self._put(b"".join(self._buffer))
+            self._put(None)
+        except _Cancelled:
+            return
         except BaseException as error:
-            pipe.chunks.put(error)
+            with contextlib.suppress(_Cancelled, RuntimeError):  # RuntimeError: the loop has closed
+                self._put(error)
 
-    threading.Thread(target=run, name="matchlog-export", daemon=True).start()
-    buffered: list[bytes] = []
-    while True:
-        chunk = await asyncio.to_thread(pipe.chunks.get)
-        if chunk is None:
-            break
+    async def next_chunk(self) -> bytes | None:
+        """The next chunk (None at the end).
+
+        Raises:
+            MatchlogError: the export failed.
+        """
+        chunk = await self._chunks.get()
+        self._room.release()
         if isinstance(chunk, BaseException):
             raise chunk
-        buffered.append(chunk)
-        if sum(map(len, buffered)) >= 1 << 16:
-            yield b"".join(buffered)
-            buffered = []
-    if buffered:
-        yield b"".join(buffered)
+        return chunk
+
+    async def chunks_after(self, first: bytes | None) -> AsyncIterator[bytes]:
+        try:
+            chunk = first
+            while chunk is not None:
+                yield chunk
+                chunk = await self.next_chunk()
+        finally:
+            self._cancelled.set()
 
 
-@post("/api/import", status_code=200, request_max_body_size=IMPORT_BYTES)
+@route(post, "/api/import", status_code=200, request_max_body_size=IMPORT_BYTES, errors=(403, 503))
 async def import_jsonl(request: Request, access: Access, log: FileLog) -> list[AppendResult]:
     """Import a JSON Lines export (the request body): every chain checked, all of it or none; what
     each match took (`written` 0: it was in the log already)."""
@@ -590,6 +692,19 @@ def create_app(log: FileLog, admin_token: str, *, debug: bool = False) -> Litest
             description=__doc__,
             path="/api",
             render_plugins=[YamlRenderPlugin(path="/openapi.yaml")],
+            use_handler_docstrings=True,
+            # A token is optional: without one a caller reads what a spectator may.
+            security=[{}, {"token": []}],
+            components=Components(
+                security_schemes={
+                    "token": SecurityScheme(
+                        type="http",
+                        scheme="bearer",
+                        description="The admin token (in DB.token beside the log), a match's referee token, or "
+                        "a seat token; links and EventSource may give it as the `token` query parameter instead.",
+                    )
+                }
+            ),
         ),
         on_startup=[started],
         on_shutdown=[stopping],
