@@ -15,6 +15,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Annotated, Any
 from uuid import UUID
@@ -26,7 +27,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.plugins import YamlRenderPlugin
-from litestar.openapi.spec import Components, SecurityScheme
+from litestar.openapi.spec import Components, OpenAPI, Schema, SecurityScheme
 from litestar.params import Parameter
 from litestar.response import ServerSentEvent, Stream
 
@@ -126,6 +127,20 @@ class EncodedBatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     match_id: UUID
     expected_seq: Annotated[int, msgspec.Meta(ge=0)]
     events: list[EncodedEvent]
+
+
+#: A seat number as the log keeps it (a SMALLINT).
+SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=32_767)]
+
+
+class FigureSet(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The figures of one ended match (`store.Figures`), as of its event `last_seq`, under figures
+    `version`: one (seat or null for the match, figure, value) a row."""
+
+    match_id: UUID
+    last_seq: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+    version: Annotated[int, msgspec.Meta(ge=0, lt=2**31)]
+    rows: list[tuple[SeatNumber | None, str, float]]
 
 
 class Reason(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -419,10 +434,10 @@ def append_batches(data: list[EncodedBatch], access: Access, log: FileLog) -> li
 
 
 @route(post, "/api/figures", sync_to_thread=True, status_code=204, errors=(403, 503))
-def put_figures(data: list[Figures], access: Access, log: FileLog) -> None:
+def put_figures(data: list[FigureSet], access: Access, log: FileLog) -> None:
     """Record ended matches' figures (the statistics' projection), replacing what they had."""
     access.require_admin("recording figures")
-    log.put_figures(data)
+    log.put_figures([Figures(s.match_id, s.last_seq, s.version, tuple(map(tuple, s.rows))) for s in data])
 
 
 @route(post, "/api/matches/{match_id:str}/undo", sync_to_thread=True, status_code=200, errors=(403, 404, 409, 503))
@@ -627,6 +642,40 @@ def _lines(body: bytes) -> Iterator[bytes]:
     return iter(body.splitlines())
 
 
+def _tightened(document: OpenAPI) -> OpenAPI:
+    """The OpenAPI document with what msgspec enforces and Litestar's generator leaves out: a body
+    type that refuses unknown fields says so (`additionalProperties: false`), and a tuple has
+    exactly its items (`minItems`/`maxItems`), so clients and generators send what is accepted."""
+    structs: dict[str, type[msgspec.Struct]] = {}
+    pending = list(msgspec.Struct.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending += cls.__subclasses__()
+        if cls.__module__.startswith("matchlog."):
+            structs.setdefault(cls.__name__, cls)
+
+    def walk(schema: Any) -> None:
+        if isinstance(schema, list | tuple):
+            for item in schema:
+                walk(item)
+        elif isinstance(schema, dict):
+            for item in schema.values():
+                walk(item)
+        elif isinstance(schema, Schema):
+            if schema.prefix_items and schema.items is None:
+                schema.min_items = schema.max_items = len(schema.prefix_items)
+            for field in fields(schema):
+                walk(getattr(schema, field.name))
+
+    for name, component in (document.components.schemas or {}).items():
+        cls = structs.get(name)
+        if cls is not None and cls.__struct_config__.forbid_unknown_fields:
+            component.additional_properties = False
+    walk(list((document.components.schemas or {}).values()))
+    walk([operation for item in (document.paths or {}).values() for operation in vars(item).values()])
+    return document
+
+
 # -- the application ----------------------------------------------------------------------------
 
 
@@ -711,5 +760,6 @@ def create_app(log: FileLog, admin_token: str, *, debug: bool = False) -> Litest
         debug=debug,
         logging_config=None,
     )
+    _tightened(app.openapi_schema)  # built once here, then served as it is
     app.state.hub = hub  # run.py ends the follow streams through it when the service stops
     return app

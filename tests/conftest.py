@@ -105,7 +105,9 @@ def start_server(db: Path, *extra: str) -> Served:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"matchlog serve exited {process.returncode}: {process.stderr.read().decode()}")
+            with process.stderr:  # type: ignore[union-attr]
+                said = process.stderr.read().decode()  # type: ignore[union-attr]
+            raise RuntimeError(f"matchlog serve exited {process.returncode}: {said}")
         if server_file.exists():
             url = json.loads(server_file.read_text())["url"]
             return Served(db, process, url)

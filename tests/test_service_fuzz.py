@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 import requests
 import schemathesis
@@ -104,4 +105,35 @@ def test_no_generated_request_gets_a_500(fuzzed: Served):
                         check()
                     except Unsatisfiable:  # an operation with nothing to get wrong (no parameters, no body)
                         assert mode is GenerationMode.NEGATIVE, operation.label
+    assert not failures, "\n".join(failures[:10])
+
+
+def test_no_generated_event_sent_at_the_head_of_a_live_match_gets_a_500(fuzzed: Served):
+    """Events of any game, well-formed or not, at the seq each live match waits for: the service
+    judges every one as the audit would (422 with the rule, 400, ...), and never fails."""
+    schema = schemathesis.openapi.from_url(f"{fuzzed.url}/api/openapi.json")
+    operation = schema["/api/matches/{match_id}/events"]["POST"]
+    failures: list[str] = []
+    with requests.Session() as session:
+        for game, seats in (("porrinha", 3), ("backgammon", 2), ("davinci", 2), ("fish", 2)):
+            match_id = _created(fuzzed, game, seats)
+            url = f"{fuzzed.url}/api/matches/{match_id}"
+
+            @settings(
+                max_examples=40,
+                deadline=None,
+                database=None,
+                phases=[Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            )
+            @given(case=operation.as_strategy(path_parameters={"match_id": match_id}))
+            def check(case: Any) -> None:
+                head = session.get(url, headers=fuzzed.headers()).json()["last_seq"]  # noqa: B023
+                body = msgspec.json.decode(msgspec.json.encode(case.body))
+                body["expected_seq"] = head + 1
+                answer = session.post(f"{url}/events", json=body, headers=fuzzed.headers(), timeout=30)  # noqa: B023
+                if answer.status_code >= 500:
+                    failures.append(f"{game}: {body} -> {answer.text[:300]}")  # noqa: B023
+
+            check()
     assert not failures, "\n".join(failures[:10])
