@@ -54,7 +54,7 @@ from matchlog.store.writer import AT_US_MAX, AT_US_MIN
 from .auth import Access, Keys, MatchTokens
 from .follow import Hub
 from .live import Appending, LiveMatches, NewMatch
-from .views import audit_for, dispute_for
+from .views import audit_for, catalogue_for, dispute_for
 
 __all__ = ["create_app"]
 
@@ -286,6 +286,7 @@ def health(log: FileLog) -> Health:
 @route(get, "/api/matches", sync_to_thread=True)
 def list_matches(
     log: FileLog,
+    access: Access,
     game: str | None = None,
     status: str | None = None,
     player: str | None = None,
@@ -295,7 +296,8 @@ def list_matches(
 ) -> list[MatchInfo]:
     """Matches, newest first: filter by game, status, player (a seat's name or strategy) and start
     time; page with limit and offset."""
-    return log.matches(game=game, status=status, player=player, since=_utc(since), limit=limit, offset=offset)
+    found = log.matches(game=game, status=status, player=player, since=_utc(since), limit=limit, offset=offset)
+    return [catalogue_for(info, access) for info in found]
 
 
 @route(post, "/api/matches", sync_to_thread=True, status_code=201, errors=(403, 503))
@@ -308,9 +310,10 @@ def create_match(data: NewMatch, access: Access, live: LiveMatches, keys: Keys) 
 
 
 @route(get, "/api/matches/{match_id:str}", sync_to_thread=True, errors=(404,))
-def match_info(match_id: str, log: FileLog) -> MatchInfo:
-    """One match's catalogue row (an id or a unique prefix of one)."""
-    return log.info(match_id)
+def match_info(match_id: str, log: FileLog, access: Access) -> MatchInfo:
+    """One match's catalogue row (an id or a unique prefix of one). Readers who may not see the
+    whole record of a match with hidden information get its head hash once it has finished."""
+    return catalogue_for(log.info(match_id), access)
 
 
 @route(get, "/api/matches/{match_id:str}/tokens", sync_to_thread=True, errors=(403, 404))

@@ -1,6 +1,13 @@
-"""Audit reports for readers who may not see a whole match: what the audit found stays public
-(which rule, at which seq), what it holds as evidence is shown only as far as the reader's view
-goes. The admin and the match's referee get the reports whole."""
+"""What readers who may not see a whole match get of its catalogue row and its audit reports:
+what the audit found stays public (which rule, at which seq), what it holds as evidence is shown
+only as far as the reader's view goes. The admin and the match's referee get them whole.
+
+Hashes too: a hash covers hidden values, so a reader who could recompute one could test guesses of
+them. Our own event ids are random, which makes that hopeless, but a referee elsewhere chooses its
+events' ids, and may choose ones easy to guess. So in a game with hidden information, a reader who
+may not see the whole record gets no hash of a match (its head's, or any event's) until it has
+finished, when everything it hid has been revealed.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +15,13 @@ from typing import Any
 
 import msgspec
 
+from matchlog.engines import get as get_engine
 from matchlog.replay.audit import AuditFinding, Dispute, MatchAudit
+from matchlog.store import MatchInfo
 
 from .auth import Access
 
-__all__ = ["audit_for", "dispute_for"]
+__all__ = ["audit_for", "catalogue_for", "dispute_for", "shows_hashes"]
 
 
 def _findings(findings: list[AuditFinding]) -> list[AuditFinding]:
@@ -21,6 +30,22 @@ def _findings(findings: list[AuditFinding]) -> list[AuditFinding]:
         AuditFinding(match_id=f.match_id, seq=f.seq, rule=f.rule, message=f"{f.rule} at seq {f.seq}", evidence={})
         for f in findings
     ]
+
+
+def shows_hashes(info: MatchInfo, access: Access) -> bool:
+    """Whether `access` may see the hashes of a match (see the module docstring)."""
+    return access.sees_all_of(info.match_id) or info.status == "finished" or not get_engine(info.game).spec.hidden
+
+
+def catalogue_for(info: MatchInfo, access: Access) -> MatchInfo:
+    """A match's catalogue row as `access` may see it: without its head hash until it may."""
+    return info if shows_hashes(info, access) else msgspec.structs.replace(info, head_hash=b"")
+
+
+def _alternative(option: Any) -> str:
+    """A legal answer as a seat may see it: the answer itself, without what it would have done
+    (a guess described with its result would tell the seat the tile it guessed at)."""
+    return msgspec.json.encode(option).decode()
 
 
 def audit_for(log: Any, info: Any, access: Access) -> MatchAudit:
@@ -55,7 +80,11 @@ def dispute_for(log: Any, info: Any, seq: int, access: Access) -> Dispute:
     visible = seen.event == full.event
     before = log.state(info.match_id, seq - 1, as_seat=view).text if seq > 0 else ""
     own = view is not None and view == whole.seat
-    ended = info.status != "running"
+    hashes = shows_hashes(info, access)
+    alternatives: list[str] = []
+    if own and seq > 0:
+        state = log.state(info.match_id, seq - 1).state
+        alternatives = [_alternative(option) for option in get_engine(info.game).legal(state, view)]
     return Dispute(
         match_id=whole.match_id,
         game=whole.game,
@@ -70,12 +99,12 @@ def dispute_for(log: Any, info: Any, seq: int, access: Access) -> Dispute:
         rule_says=whole.rule_says if visible else None,
         before=before,
         before_as_seat=before,
-        alternatives=whole.alternatives if own else [],
+        alternatives=alternatives[: len(whole.alternatives)],
         alternatives_total=whole.alternatives_total if own else 0,
         findings=_findings(whole.findings),
-        hash=whole.hash if visible else "",
-        previous_hash=None,
+        hash=whole.hash if visible and hashes else "",
+        previous_hash=whole.previous_hash if hashes else None,
         head_seq=whole.head_seq,
-        head_hash=whole.head_hash if ended else "",
+        head_hash=whole.head_hash if hashes else "",
         chain_verified=whole.chain_verified,
     )
