@@ -90,7 +90,7 @@ def state_at(store: Store, match_id: UUID | str, seq: int | None = None, *, cach
     for at, event in history:
         state = engine.apply(state, event)
         if cache_snapshots and at - last_snapshot >= SNAPSHOT_EVERY:
-            store.put_snapshot(match_id, at, key, msgspec.msgpack.encode(state))
+            store.put_snapshot(match_id, at, key, msgspec.msgpack.encode(state), wait=False)
             last_snapshot = at
     return MatchState(match_id, target, engine, state)
 

@@ -46,6 +46,7 @@ from matchlog.events import (
     UnknownMatch,
     UsageError,
     draft,
+    drafts,
     uuid7,
 )
 from matchlog.replay.audit import LiveJudge
@@ -124,9 +125,15 @@ class LiveMatches:
         engine.start(started)  # a table the game cannot set up is refused before anything is written
         match_id = uuid7()
         events: list[Event] = [started]
+        source = None
         if spec.chance and new.chance == "service":
-            events.append(ChanceCommitted(algorithm=ALGORITHM, commitment=commitment(self.seed(match_id))))
-        appended = self.log.append(match_id, events, 0)
+            source = ChanceSource(self.seed(match_id))
+            events.append(ChanceCommitted(algorithm=ALGORITHM, commitment=commitment(source.secret)))
+        made = drafts(events)
+        appended = self.log.append(match_id, made, 0)
+        # Its referee appends next: the live state starts here rather than being read back.
+        live = self._entry(match_id)
+        live.judge, live.source = LiveJudge(_records(match_id, 0, made)), source
         return match_id, appended
 
     # -- the live state ------------------------------------------------------------------------
@@ -208,7 +215,7 @@ class LiveMatches:
             if judge is None:
                 if expected_seq != 0 or not isinstance(given[0].event, MatchStarted):
                     raise UnknownMatch(f"no match {match_id} in the log")
-                return await self._open(match_id, live, [_draft(item) for item in given])
+                return await self._open(match_id, live, _drafts(given))
             if expected_seq != judge.next_seq:
                 resent = await asyncio.to_thread(self._resent, match_id, expected_seq, given)
                 if resent is not None:
@@ -220,9 +227,9 @@ class LiveMatches:
                     assert judge is not None
                 if expected_seq != judge.next_seq:
                     raise ConcurrencyError(match_id, expected_seq, judge.next_seq)
-            drafts = [_draft(item) for item in given]
+            batch = _drafts(given)
             if live.source is not None:
-                for item in drafts:
+                for item in batch:
                     if isinstance(item.event, ChanceCommitted | ChanceRevealed | MatchEnded):
                         raise IllegalAction(
                             "chance.from_service",
@@ -230,7 +237,7 @@ class LiveMatches:
                         )
                     if _is_chance(judge, item.event):
                         raise IllegalAction("chance.from_service", "draw this match's chance from the service")
-            return await self._commit(match_id, live, judge, drafts)
+            return await self._commit(match_id, live, judge, batch)
 
     async def draw(self, match_id: UUID) -> tuple[Appended, bool]:
         """Draw the chance the match waits for (a roll, a shuffle, a board) and record it.
@@ -315,10 +322,21 @@ def _is_chance(judge: LiveJudge, event: Event) -> bool:
     return turn is not None and turn.seat == CHANCE and event.actor is None and not isinstance(event, ActionsUndone)
 
 
-def _draft(item: Appending) -> Draft:
-    if not isinstance(item.event, Event):
-        raise UsageError("each item needs an event", code="usage.event")
-    return draft(item.event, at_us=item.at_us, event_id=item.event_id)
+def _drafts(given: Sequence[Appending]) -> list[Draft]:
+    """The items as drafts: with the ids and times their referee gave them, else fresh ones (made
+    in one go: an id each, one at a time, cost more than judging the event)."""
+    for item in given:
+        if not isinstance(item.event, Event):
+            raise UsageError("each item needs an event", code="usage.event")
+    fresh = drafts([item.event for item in given])
+    return [
+        Draft(
+            item.event,
+            made.event_id if item.event_id is None else item.event_id,
+            made.at_us if item.at_us is None else item.at_us,
+        )
+        for item, made in zip(given, fresh, strict=True)
+    ]
 
 
 def _records(match_id: UUID, first: int, drafts: Sequence[Draft]) -> list[Record]:

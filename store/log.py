@@ -700,15 +700,18 @@ class Store:
         future.result()
         return None
 
-    def put_snapshot(self, match_id: UUID, seq: int, engine: str, state: bytes) -> None:
-        """Cache a folded state (a read-only log silently keeps no cache)."""
+    def put_snapshot(self, match_id: UUID, seq: int, engine: str, state: bytes, *, wait: bool = True) -> None:
+        """Cache a folded state (a read-only log silently keeps no cache); without `wait`, return once
+        it is queued (a reader need not wait for a cache, and a lost entry costs only a fold)."""
         if self._writer is None:
             return
-        self._writer.submit_call(
+        done = self._writer.submit_call(
             lambda con: con.execute(
                 "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?)", [match_id, seq, engine, state]
             )
-        ).result()
+        )
+        if wait:
+            done.result()
 
     def drop_snapshots(self) -> int:
         """Empty the snapshot cache; returns how many states it held."""

@@ -137,3 +137,15 @@ def test_no_generated_event_sent_at_the_head_of_a_live_match_gets_a_500(fuzzed: 
 
             check()
     assert not failures, "\n".join(failures[:10])
+
+
+def test_every_route_refuses_a_token_this_log_did_not_give(served: Served):
+    document = httpx.get(f"{served.url}/api/openapi.json").json()
+    match_id = httpx.get(f"{served.url}/api/matches", params={"limit": 1}).json()[0]["match_id"]
+    forged = {"Authorization": "Bearer m.0123.r.forged"}
+    with httpx.Client(base_url=served.url, headers=forged, timeout=30) as client:
+        for path, item in document["paths"].items():
+            for method in item:
+                url = path.replace("{match_id}", match_id)
+                answer = client.request(method.upper(), url, json={} if method == "post" else None)
+                assert answer.status_code == 401 and answer.json()["code"] == "auth.token", (method, path, answer.text)
