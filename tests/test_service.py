@@ -87,27 +87,71 @@ def test_every_command_works_through_the_server_while_it_owns_the_log(served: Se
     assert json.loads(invoke("verify", "--db", db, "--json"))["ok"]
 
 
-def test_a_tournament_records_through_the_server_while_others_read(served: Served):
-    db = str(served.db)
-    reads: list[int] = []
-    stop = threading.Event()
+def test_a_1000_match_tournament_records_through_the_server_while_everyone_else_reads(tmp_path: Path):
+    """The issue's "done": with `matchlog serve --db X` running, a 1,000-match tournament records
+    through it while `matchlog list --db X`, GET /api/matches and a follow stream of a running
+    match all answer; its log verifies and audits clean."""
+    from matchlog.events import encode
+    from matchlog.referee import MemoryRecorder, make_player, play_match, seats_from_specs
 
-    def reader() -> None:
-        with httpx.Client(base_url=served.url) as client:
-            while not stop.is_set():
-                reads.append(client.get("/api/matches", params={"limit": 5}).status_code)
-
-    thread = threading.Thread(target=reader)
-    thread.start()
+    db = tmp_path / "tournament.duckdb"
+    server = start_server(db)
+    seats = seats_from_specs("porrinha", ["random", "random"])
+    recorder = MemoryRecorder()
+    play_match(
+        "porrinha", seats, [make_player("porrinha", "random", random.Random(i)) for i in range(2)], recorder=recorder
+    )
+    moves = [d.event for d in recorder.drafts][1:-1]  # a match to play live, but not to its end
+    seen: list[int] = []
     try:
-        out = json.loads(
-            invoke("tournament", "porrinha", "-p", "random", "-p", "reasoner", "--games", "40", "--db", db, "--json")
-        )
+        with httpx.Client(base_url=server.url, headers=server.headers(), timeout=60) as client:
+            body = {"game": "porrinha", "seats": [{"name": s.name, "player": s.player} for s in seats]}
+            match_id = client.post("/api/matches", json=body).json()["match_id"]
+
+            def follow() -> None:
+                url = f"{server.url}/api/matches/{match_id}/follow"
+                with httpx.Client(timeout=60) as anyone, anyone.stream("GET", url) as stream:
+                    for line in stream.iter_lines():
+                        if line.startswith("id: "):
+                            seen.append(int(line[4:]))
+                        if line.startswith("event: end"):
+                            return
+
+            follower = threading.Thread(target=follow)
+            follower.start()
+            command = [sys.executable, "-m", "matchlog.cli", "tournament", "porrinha", "-p", "random", "-p", "reasoner"]
+            tournament = subprocess.Popen(
+                [*command, "--games", "1000", "--db", str(db), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            listed = played = 0
+            while tournament.poll() is None:
+                answer = subprocess.run(
+                    [sys.executable, "-m", "matchlog.cli", "list", "--db", str(db), "--json", "--limit", "3"],
+                    capture_output=True,
+                    check=False,
+                )
+                assert answer.returncode == 0, answer.stderr.decode()
+                assert client.get("/api/matches", params={"limit": 3}).status_code == 200
+                listed += 1
+                if played < len(moves):  # the running match goes on, one answer at a time
+                    event = {"event": msgspec.json.decode(encode(moves[played]))}
+                    step = client.post(
+                        f"/api/matches/{match_id}/events", json={"expected_seq": played + 1, "events": [event]}
+                    )
+                    assert step.status_code == 200, step.text
+                    played += 1
+            out, err = tournament.communicate()
+            assert tournament.returncode == 0, err.decode()
+            result = json.loads(out)
+            assert result["finished"] == 1000 and not result["findings"] and not result["failures"]
+            assert listed >= 2, "the tournament ended before anyone read: nothing was tested"
+            client.post(f"/api/matches/{match_id}/abandon", json={"reason": "the test is over"})
+            follower.join(30)
+            assert seen == list(range(played + 2))  # its start, every answer played live, its end
+        assert invoke("verify", "--db", str(db)).startswith("ok: 1001 matches")
+        assert "no findings" in invoke("audit", "--all", "--db", str(db))
     finally:
-        stop.set()
-        thread.join()
-    assert out["finished"] == 40 and not out["findings"]
-    assert reads and set(reads) == {200}
+        assert server.stop() == 0
 
 
 def _post(client: httpx.Client, path: str, body: object, token: str) -> httpx.Response:
