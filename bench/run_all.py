@@ -51,6 +51,7 @@ def main() -> None:
         run("bench_backgammon.py", "--games", "1000", "--pygammon-games", "60")
         run("bench_fish.py")
     run("bench_store.py", "--events", "200000" if args.quick else "1000000")
+    run("bench_service.py", "--seconds", "2" if args.quick else "5")
 
 
 if __name__ == "__main__":
