@@ -61,6 +61,7 @@ def main() -> None:
         run("bench_proofs.py", "--events", "200000", "--rounds", "3", "--live-seconds", "2", "--logs", str(args.log))
     else:
         run("bench_proofs.py", "--logs", str(small), str(args.log))
+    run("bench_service.py", "--seconds", "2" if args.quick else "5")
 
 
 if __name__ == "__main__":

@@ -225,12 +225,11 @@ class LiveJudge:
     checked for possibility (a seed is revealed only at the end)."""
 
     def __init__(self, records: Sequence[Record]) -> None:
+        # Only the first record is kept: a match recorded for hours must not hold all of its events.
         self._walk = _Walk(records[:1])
         self._auditor = _Auditor(self._walk, {})
-        self._walk.records = list(records[:1])
         for record in records[1:]:
             self._auditor.step(record)
-            self._walk.records.append(record)
         self._walk.report.findings.clear()  # what is stored was judged when it was appended
         self.next_seq = len(records)
 
@@ -251,7 +250,11 @@ class LiveJudge:
         """Judge `records` (the next seqs) and take them if nothing is found; else leave the state
         as it was and return what was found."""
         auditor, walk = self._auditor, self._walk
-        saved = (list(auditor.stack), dict(auditor.rejected), auditor.ended, dict(walk.counts), dict(walk.streak))
+        # What to restore if the batch is refused: the stack only grows, unless an undo pops it
+        # (copying it whole for every batch would cost a long match's length each time).
+        undoes = any(isinstance(record.event, ActionsUndone) for record in records)
+        stack = list(auditor.stack) if undoes else len(auditor.stack)
+        saved = (dict(auditor.rejected), auditor.ended, dict(walk.counts), dict(walk.streak))
         findings = walk.report.findings
         for record in records:
             if not auditor.step(record) or findings:
@@ -259,9 +262,12 @@ class LiveJudge:
         if findings:
             found = list(findings)
             findings.clear()
-            auditor.stack, auditor.rejected, auditor.ended, walk.counts, walk.streak = saved
+            if undoes:
+                auditor.stack = stack  # type: ignore[assignment]
+            else:
+                del auditor.stack[stack:]  # type: ignore[misc]
+            auditor.rejected, auditor.ended, walk.counts, walk.streak = saved
             return found
-        walk.records.extend(records)
         self.next_seq += len(records)
         return []
 

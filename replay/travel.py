@@ -112,7 +112,7 @@ def state_at(
             store.drop_snapshot(match_id, start_seq, key)
             return state_at(store, match_id, target, cache_snapshots=cache_snapshots, use_snapshots=False)
         if cache_snapshots and at - last_snapshot >= SNAPSHOT_EVERY:
-            store.put_snapshot(match_id, at, key, msgspec.msgpack.encode(state))
+            store.put_snapshot(match_id, at, key, msgspec.msgpack.encode(state), wait=False)
             last_snapshot = at
     return MatchState(match_id, target, engine, state)
 

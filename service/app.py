@@ -11,11 +11,12 @@ take writes. The OpenAPI document is at /api/openapi.json.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import queue
 import threading
-from collections.abc import AsyncIterator, Iterator
-from datetime import datetime
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import fields
+from datetime import UTC, datetime
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -25,11 +26,11 @@ from litestar.di import Provide
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import YamlRenderPlugin
+from litestar.openapi.spec import Components, OpenAPI, Schema, SecurityScheme
 from litestar.params import Parameter
 from litestar.response import ServerSentEvent, Stream
 
 from matchlog import __version__
-from matchlog.engines import get as get_engine
 from matchlog.events import (
     ConcurrencyError,
     DecodeError,
@@ -39,24 +40,24 @@ from matchlog.events import (
     MatchlogError,
     ProofError,
     SqlError,
-    StoreBusy,
     StoreError,
     UnknownMatch,
     UsageError,
 )
-from matchlog.file import FileLog
-from matchlog.log import Line, Position, SqlResult, Verification
+from matchlog.file import FileLog, seat_for
+from matchlog.log import SPECTATOR, Line, Position, SqlResult, Verification
 from matchlog.replay.audit import Dispute, MatchAudit
 from matchlog.replay.stats import Statistics
-from matchlog.replay.views import seat_catalogue
 from matchlog.store import Appended, Figures, MatchInfo
+from matchlog.store.writer import AT_US_MAX, AT_US_MIN
 
-from .auth import Access, Keys, MatchTokens
-from .follow import Hub
-from .live import Appending, LiveMatches, NewMatch
+from .auth import Access, MatchTokens
+from .core import Error, Service, route
+from .live import Appending, NewMatch
 from .pages import VIEWER_ROUTES
 from .proofs import ROUTES as PROOF_ROUTES
 from .proofs import receipt_if_ended, sign_every
+from .views import catalogue_for
 
 __all__ = ["create_app"]
 
@@ -70,14 +71,6 @@ IMPORT_BYTES = 1 << 30
 
 
 # -- wire types ---------------------------------------------------------------------------------
-
-
-class Error(msgspec.Struct, frozen=True):
-    """Every error: the stable code (as the CLI prints it), what happened, and the HTTP status."""
-
-    code: str
-    message: str
-    status: int
 
 
 class Health(msgspec.Struct, frozen=True):
@@ -117,8 +110,10 @@ class AppendResult(msgspec.Struct, frozen=True):
 
 
 class EncodedEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One event in canonical JSON, with its id (canonical UUID text) and its time (us since 1970)."""
+
     event_id: str
-    at_us: int
+    at_us: Annotated[int, msgspec.Meta(ge=AT_US_MIN, lt=AT_US_MAX)]
     payload: str
 
 
@@ -128,6 +123,20 @@ class EncodedBatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     match_id: UUID
     expected_seq: Annotated[int, msgspec.Meta(ge=0)]
     events: list[EncodedEvent]
+
+
+#: A seat number as the log keeps it (a SMALLINT).
+SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=32_767)]
+
+
+class FigureSet(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The figures of one ended match (`store.Figures`), as of its event `last_seq`, under figures
+    `version`: one (seat or null for the match, figure, value) a row."""
+
+    match_id: UUID
+    last_seq: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+    version: Annotated[int, msgspec.Meta(ge=0, lt=2**31)]
+    rows: list[tuple[SeatNumber | None, str, float]]
 
 
 class Reason(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -158,6 +167,16 @@ class SqlRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 # -- errors -------------------------------------------------------------------------------------
 
 
+#: Store errors that mean the request itself cannot be written (the rest mean the log cannot write).
+_REFUSED_WRITES = (
+    "store.bad_event",
+    "store.bad_start",
+    "store.duplicate_id",
+    "store.empty_append",
+    "store.not_an_event",
+)
+
+
 def status_of(error: MatchlogError) -> int:
     """The HTTP status of one of our errors."""
     match error:
@@ -167,16 +186,16 @@ def status_of(error: MatchlogError) -> int:
             return 404
         case ConcurrencyError():
             return 409
-        case IllegalAction():
-            return 422
-        case StoreBusy():
-            return 503
-        case UsageError() | DecodeError() | ImportRejected() | SqlError():
-            return 400
-        case StoreError() if error.code in ("store.read_only", "store.closed"):
-            return 503
         case ProofError():
             return 400 if error.code in ("proof.note", "proof.key") else 409
+        case IllegalAction():
+            return 422
+        case UsageError() | DecodeError() | ImportRejected() | SqlError():
+            return 400
+        case StoreError() if error.code in _REFUSED_WRITES:
+            return 400
+        case StoreError():  # busy, read-only, closed, a failed commit: the log cannot do it now
+            return 503
     return 500
 
 
@@ -203,6 +222,17 @@ def _validation_message(error: ValidationException) -> str:
     return str(error.detail)
 
 
+#: What each error status means, as the OpenAPI document describes it (every one has an `Error` body).
+def _utc(moment: datetime | None) -> datetime | None:
+    """A time as the log keeps it: UTC without a zone (a time given without one is taken as UTC)."""
+    if moment is None or moment.tzinfo is None:
+        return moment
+    try:
+        return moment.astimezone(UTC).replace(tzinfo=None)
+    except OverflowError:  # an offset that moves it past year 1 or 9999: before or after everything
+        return datetime.min if moment.year == 1 else datetime.max
+
+
 # -- dependencies -------------------------------------------------------------------------------
 
 
@@ -213,18 +243,31 @@ def _token(request: Any) -> str | None:
     return header[7:].strip() if header.lower().startswith("bearer ") else request.query_params.get("token")
 
 
+def _resolve(service: Service, match_id: str) -> UUID:
+    """The match a path names: a whole id as it is (the log method called next finds whether the
+    match is there), a prefix through the catalogue.
+
+    Raises:
+        UnknownMatch: no match, or more than one, has that prefix.
+    """
+    if len(match_id) == 36:
+        with contextlib.suppress(ValueError):
+            return UUID(match_id)
+    return service.log.info(match_id).match_id
+
+
 # -- the log as a whole -------------------------------------------------------------------------
 
 
-@get("/api/health", sync_to_thread=True)
-def health(log: FileLog) -> Health:
+@route(get, "/api/health", sync_to_thread=True)
+def health(service: Service, access: Access) -> Health:
     """Whether the service is up, and how much its log holds."""
-    return Health(ok=True, version=__version__, matches=len(log.matches()), events=log.count())
+    return Health(ok=True, version=__version__, matches=len(service.log.matches()), events=service.log.count())
 
 
-@get("/api/matches", sync_to_thread=True)
+@route(get, "/api/matches", sync_to_thread=True)
 def list_matches(
-    log: FileLog,
+    service: Service,
     access: Access,
     game: str | None = None,
     status: str | None = None,
@@ -235,45 +278,38 @@ def list_matches(
 ) -> list[MatchInfo]:
     """Matches, newest first: filter by game, status, player (a seat's name or strategy) and start
     time; page with limit and offset."""
-    if since is not None and since.tzinfo is not None:
-        since = since.astimezone(tz=None).replace(tzinfo=None)
-    found = log.matches(game=game, status=status, player=player, since=since, limit=limit, offset=offset)
-    return [_catalogue(info, access) for info in found]
+    found = service.log.matches(game=game, status=status, player=player, since=_utc(since), limit=limit, offset=offset)
+    return [catalogue_for(info, access) for info in found]
 
 
-def _catalogue(info: MatchInfo, access: Access) -> MatchInfo:
-    """A catalogue row as the caller may see it: in a game with hidden information, a reader who
-    may not see the whole record gets no head hash (a hash over a hidden value tests guesses)."""
-    return info if access.sees_all_of(info.match_id) else seat_catalogue(info, get_engine(info.game))
-
-
-@post("/api/matches", sync_to_thread=True, status_code=201)
-def create_match(data: NewMatch, access: Access, live: LiveMatches, keys: Keys) -> Created:
+@route(post, "/api/matches", sync_to_thread=True, status_code=201, errors=(403, 503))
+def create_match(data: NewMatch, access: Access, service: Service) -> Created:
     """Start a match for a referee elsewhere: returns its id, a referee token (to append, draw
     chance, undo and abandon) and one token per seat (each sees what its seat may)."""
     access.require_admin("starting a match")
-    match_id, appended = live.start(data)
-    return Created(match_id=match_id, last_seq=appended.last_seq, tokens=keys.tokens(match_id, len(data.seats)))
+    match_id, appended = service.live.start(data)
+    return Created(match_id=match_id, last_seq=appended.last_seq, tokens=service.keys.tokens(match_id, len(data.seats)))
 
 
-@get("/api/matches/{match_id:str}", sync_to_thread=True)
-def match_info(match_id: str, log: FileLog, access: Access) -> MatchInfo:
-    """One match's catalogue row (an id or a unique prefix of one)."""
-    return _catalogue(log.info(match_id), access)
+@route(get, "/api/matches/{match_id:str}", sync_to_thread=True, errors=(404,))
+def match_info(match_id: str, service: Service, access: Access) -> MatchInfo:
+    """One match's catalogue row (an id or a unique prefix of one). Readers who may not see the
+    whole record of a match with hidden information get its head hash once it has finished."""
+    return catalogue_for(service.log.info(match_id), access)
 
 
-@get("/api/matches/{match_id:str}/tokens", sync_to_thread=True)
-def match_tokens(match_id: str, log: FileLog, access: Access, keys: Keys) -> MatchTokens:
+@route(get, "/api/matches/{match_id:str}/tokens", sync_to_thread=True, errors=(403, 404))
+def match_tokens(match_id: str, service: Service, access: Access) -> MatchTokens:
     """The tokens of a match (the admin's to hand out)."""
     access.require_admin("a match's tokens")
-    info = log.info(match_id)
-    return keys.tokens(info.match_id, len(info.players))
+    info = service.log.info(match_id)
+    return service.keys.tokens(info.match_id, len(info.players))
 
 
-@get("/api/matches/{match_id:str}/events", sync_to_thread=True)
+@route(get, "/api/matches/{match_id:str}/events", sync_to_thread=True, errors=(403, 404))
 def match_events(
     match_id: str,
-    log: FileLog,
+    service: Service,
     access: Access,
     start: Annotated[int, Parameter(ge=0)] = 0,
     stop: Annotated[int | None, Parameter(ge=0)] = None,
@@ -281,27 +317,27 @@ def match_events(
 ) -> list[Line]:
     """The events from `start` to `stop`, as the caller may see them (`as_seat`: -1 a spectator,
     K a seat; by default the fullest view the token allows)."""
-    info = log.info(match_id)
-    return log.lines(info.match_id, start=start, stop=stop, as_seat=access.view(info.match_id, as_seat))
+    resolved = _resolve(service, match_id)
+    return service.log.lines(resolved, start=start, stop=stop, as_seat=access.view(resolved, as_seat))
 
 
-@get("/api/matches/{match_id:str}/state", sync_to_thread=True)
+@route(get, "/api/matches/{match_id:str}/state", sync_to_thread=True, errors=(403, 404))
 def match_state(
     match_id: str,
-    log: FileLog,
+    service: Service,
     access: Access,
     seq: Annotated[int | None, Parameter(ge=0)] = None,
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
 ) -> Position:
     """The state after `seq` (default: the last) as the caller may see it."""
-    info = log.info(match_id)
-    return log.state(info.match_id, seq, as_seat=access.view(info.match_id, as_seat))
+    resolved = _resolve(service, match_id)
+    return service.log.state(resolved, seq, as_seat=access.view(resolved, as_seat))
 
 
-@get("/api/matches/{match_id:str}/audit", sync_to_thread=True)
+@route(get, "/api/matches/{match_id:str}/audit", sync_to_thread=True, errors=(403, 404))
 def match_audit(
     match_id: str,
-    log: FileLog,
+    service: Service,
     access: Access,
     seq: Annotated[int | None, Parameter(ge=0)] = None,
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
@@ -309,19 +345,18 @@ def match_audit(
     """The audit of a match, or with `seq` the dispute report about that event, as the caller may
     see it (`as_seat` as for `events`): a seat's or a spectator's report holds every finding's seq
     and rule, and evidence only about what that view saw whole."""
-    info = log.info(match_id)
-    view = access.view(info.match_id, as_seat)
+    resolved = _resolve(service, match_id)
+    view = access.view(resolved, as_seat)
     if seq is not None:
-        return log.dispute(info.match_id, seq, as_seat=view)
-    return next(iter(log.audit([info.match_id], as_seat=view)))
+        return service.log.dispute(resolved, seq, as_seat=view)
+    return next(iter(service.log.audit([resolved], as_seat=view)))
 
 
-@get("/api/matches/{match_id:str}/follow")
+@route(get, "/api/matches/{match_id:str}/follow", errors=(403, 404))
 async def follow(
     match_id: str,
-    log: FileLog,
+    service: Service,
     access: Access,
-    hub: Hub,
     request: Request,
     from_seq: Annotated[int, Parameter(query="from", ge=0)] = 0,
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
@@ -329,43 +364,41 @@ async def follow(
     """A live stream (Server-Sent Events) of the match's events from seq `from` as the caller may
     see them, each with its seq as the event id; a client reconnecting with `Last-Event-ID` gets
     everything after it. An `end` event closes the stream when the match has ended."""
-    info = await asyncio.to_thread(log.info, match_id)
+    info = await asyncio.to_thread(service.log.info, match_id)
     view = access.view(info.match_id, as_seat)
+    seat_for(view, len(info.players))  # a seat the match does not have is refused before the stream starts
     last = request.headers.get("last-event-id")
     start = from_seq
     if last is not None and last.strip().isdigit():
         start = max(start, int(last) + 1)
-    return ServerSentEvent(hub.stream(log, info.match_id, start, view))
+    return ServerSentEvent(service.hub.stream(service.log, info.match_id, start, view))
 
 
 # -- appending ----------------------------------------------------------------------------------
 
 
-@post("/api/matches/{match_id:uuid}/events", status_code=200)
-async def append_events(
-    match_id: UUID, data: AppendBatch, access: Access, live: LiveMatches, log: FileLog
-) -> AppendResult:
+@route(post, "/api/matches/{match_id:uuid}/events", status_code=200, errors=(403, 404, 409, 422, 503))
+async def append_events(match_id: UUID, data: AppendBatch, access: Access, service: Service) -> AppendResult:
     """Append a referee's batch after the first `expected_seq` events (the whole match id, please).
     Each event is judged as the audit would judge it; a batch the rules refuse (422, with the
     rule's code) or a stale `expected_seq` (409) writes nothing. Re-sending events by their ids is
     a no-op. A batch at `expected_seq` 0 that starts with match.started starts a new match (the
-    admin's to do; `POST /api/matches` also makes its tokens). A batch that ends the match is
-    answered with its signed receipt."""
+    admin's to do; `POST /api/matches` also makes its tokens)."""
     if data.expected_seq == 0:
         access.require_admin("starting a match")
     access.require_writer(match_id, "appending")
-    appended, ended = await live.append(match_id, data.expected_seq, data.events)
-    return _result(appended, ended, await asyncio.to_thread(receipt_if_ended, log, match_id, ended))
+    appended, ended = await service.live.append(match_id, data.expected_seq, data.events)
+    return _result(appended, ended, await asyncio.to_thread(receipt_if_ended, service.log, match_id, ended))
 
 
-@post("/api/matches/{match_id:str}/chance", status_code=200)
-async def draw_chance(match_id: str, access: Access, log: FileLog, live: LiveMatches) -> AppendResult:
+@route(post, "/api/matches/{match_id:str}/chance", status_code=200, errors=(403, 404, 422, 503))
+async def draw_chance(match_id: str, access: Access, service: Service) -> AppendResult:
     """Draw the chance the match waits for (a roll, a shuffle, a board) from the seed the service
     committed to, and record it; read it back from `events`."""
-    resolved = (await asyncio.to_thread(log.info, match_id)).match_id
+    resolved = (await asyncio.to_thread(service.log.info, match_id)).match_id
     access.require_writer(resolved, "drawing chance")
-    appended, ended = await live.draw(resolved)
-    return _result(appended, ended, await asyncio.to_thread(receipt_if_ended, log, resolved, ended))
+    appended, ended = await service.live.draw(resolved)
+    return _result(appended, ended, await asyncio.to_thread(receipt_if_ended, service.log, resolved, ended))
 
 
 def _result(appended: Appended, ended: bool, receipt: str | None = None) -> AppendResult:
@@ -380,106 +413,113 @@ def _result(appended: Appended, ended: bool, receipt: str | None = None) -> Appe
     )
 
 
-@post("/api/batches", sync_to_thread=True, status_code=200)
-def append_batches(data: list[EncodedBatch], access: Access, log: FileLog) -> list[AppendResult]:
+@route(post, "/api/batches", sync_to_thread=True, status_code=200, errors=(403, 409, 503))
+def append_batches(data: list[EncodedBatch], access: Access, service: Service) -> list[AppendResult]:
     """Many matches' events at once, already canonical JSON (a tournament's writer): all or none."""
     access.require_admin("appending batches")
-    appended = log.append_bulk_encoded(
+    appended = service.log.append_bulk_encoded(
         (b.match_id, [(e.event_id, e.at_us, e.payload.encode()) for e in b.events], b.expected_seq) for b in data
     )
     return [_result(a, False) for a in appended]
 
 
-@post("/api/figures", sync_to_thread=True, status_code=204)
-def put_figures(data: list[Figures], access: Access, log: FileLog) -> None:
+@route(post, "/api/figures", sync_to_thread=True, status_code=204, errors=(403, 503))
+def put_figures(data: list[FigureSet], access: Access, service: Service) -> None:
     """Record ended matches' figures (the statistics' projection), replacing what they had."""
     access.require_admin("recording figures")
-    log.put_figures(data)
+    service.log.put_figures([Figures(s.match_id, s.last_seq, s.version, tuple(map(tuple, s.rows))) for s in data])
 
 
-@post("/api/matches/{match_id:str}/undo", sync_to_thread=True, status_code=200)
-def undo(match_id: str, data: Reason, access: Access, log: FileLog, live: LiveMatches) -> AppendResult:
+@route(post, "/api/matches/{match_id:str}/undo", sync_to_thread=True, status_code=200, errors=(403, 404, 409, 503))
+def undo(match_id: str, data: Reason, access: Access, service: Service) -> AppendResult:
     """Take back the latest effective answer, as the match's arbiter."""
-    info = log.info(match_id)
+    info = service.log.info(match_id)
     access.require_writer(info.match_id, "undoing")
-    live.forget(info.match_id)
-    return _result(log.undo(info.match_id, reason=data.reason), False)
+    service.live.forget(info.match_id)
+    return _result(service.log.undo(info.match_id, reason=data.reason), False)
 
 
-@post("/api/matches/{match_id:str}/abandon", sync_to_thread=True, status_code=200)
-def abandon(match_id: str, data: Reason, access: Access, log: FileLog, live: LiveMatches) -> AppendResult:
+@route(post, "/api/matches/{match_id:str}/abandon", sync_to_thread=True, status_code=200, errors=(403, 404, 409, 503))
+def abandon(match_id: str, data: Reason, access: Access, service: Service) -> AppendResult:
     """End an unfinished match as abandoned, with the reason."""
-    info = log.info(match_id)
+    info = service.log.info(match_id)
     access.require_writer(info.match_id, "abandoning")
-    live.forget(info.match_id)
-    appended = log.abandon(info.match_id, reason=data.reason or "abandoned through the service")
-    return _result(appended, True, receipt_if_ended(log, info.match_id, True))
+    service.live.forget(info.match_id)
+    appended = service.log.abandon(info.match_id, reason=data.reason or "abandoned through the service")
+    return _result(appended, True, receipt_if_ended(service.log, info.match_id, True))
 
 
-@post("/api/matches/{match_id:str}/fork", sync_to_thread=True, status_code=201)
-def fork(match_id: str, data: ForkAt, access: Access, log: FileLog) -> Forked:
+@route(post, "/api/matches/{match_id:str}/fork", sync_to_thread=True, status_code=201, errors=(403, 404, 503))
+def fork(match_id: str, data: ForkAt, access: Access, service: Service) -> Forked:
     """Copy a match up to seq `at` into a new match (which records its origin)."""
     access.require_admin("forking")
-    info = log.info(match_id)
-    return Forked(match_id=log.fork(info.match_id, data.at), origin=info.match_id, origin_seq=data.at)
+    info = service.log.info(match_id)
+    return Forked(match_id=service.log.fork(info.match_id, data.at), origin=info.match_id, origin_seq=data.at)
 
 
 # -- checking and questions ---------------------------------------------------------------------
 
 
-@get("/api/verify", sync_to_thread=True)
-def verify(log: FileLog, access: Access, match: str | None = None, deep: bool = False) -> Verification:
+@route(get, "/api/verify", sync_to_thread=True, errors=(404,))
+def verify(service: Service, access: Access, match: str | None = None, deep: bool = False) -> Verification:
     """Check the hash chains of every match (or of `match`), and each catalogue head; `deep` (the
     admin's: it folds every match again) also derives the catalogue, seats and figures again."""
     if deep:
         access.require_admin("a deep verify")
-    return log.verify(match, deep=deep)
+    return service.log.verify(match, deep=deep)
 
 
-@post("/api/verify", sync_to_thread=True, status_code=200)
-def verify_some(data: VerifyRequest, log: FileLog, access: Access) -> Verification:
+@route(post, "/api/verify", sync_to_thread=True, status_code=200)
+def verify_some(data: VerifyRequest, service: Service, access: Access) -> Verification:
     """Check the hash chains of the matches given (`deep`: as for GET)."""
     if data.deep:
         access.require_admin("a deep verify")
-    return log.verify(data.matches, deep=data.deep)
+    return service.log.verify(data.matches, deep=data.deep)
 
 
-@get("/api/audit", sync_to_thread=True)
-def audit_all(log: FileLog, access: Access) -> list[MatchAudit]:
+@route(get, "/api/audit", sync_to_thread=True)
+def audit_all(service: Service, access: Access) -> list[MatchAudit]:
     """The audit of every match, as the caller may see each."""
     if access.is_admin:
-        return list(log.audit())
+        return list(service.log.audit())
+    log = service.log
     return [next(iter(log.audit([info.match_id], as_seat=access.view(info.match_id, None)))) for info in log.matches()]
 
 
-@get("/api/stats", sync_to_thread=True)
-def stats(log: FileLog, game: str | None = None, by: str = "player", since: datetime | None = None) -> Statistics:
+@route(get, "/api/stats", sync_to_thread=True)
+def stats(
+    service: Service, access: Access, game: str | None = None, by: str = "player", since: datetime | None = None
+) -> Statistics:
     """Statistics across matches, as `matchlog stats`."""
-    if since is not None and since.tzinfo is not None:
-        since = since.astimezone(tz=None).replace(tzinfo=None)
-    return log.stats(game, by=by, since=since)
+    return service.log.stats(game, by=by, since=_utc(since))
 
 
-@post("/api/sql", sync_to_thread=True, status_code=200)
-def sql(data: SqlRequest, access: Access, log: FileLog) -> SqlResult:
+@route(post, "/api/sql", sync_to_thread=True, status_code=200, errors=(403,))
+def sql(data: SqlRequest, access: Access, service: Service) -> SqlResult:
     """One read-only SELECT over the log (the admin's: the tables hold every hidden value), within
     a time and a row limit."""
     access.require_admin("SQL")
-    result = log.sql(data.query, timeout=data.timeout, max_rows=data.max_rows)
+    result = service.log.sql(data.query, timeout=data.timeout, max_rows=data.max_rows)
     rows = [[_plain(value) for value in row] for row in result.rows]
     return SqlResult(columns=result.columns, rows=rows, truncated=result.truncated)
 
 
 def _plain(value: Any) -> Any:
-    """A SQL value as JSON carries it: bytes (hashes) as hex, as the CLI prints them."""
+    """A SQL value as JSON carries it: bytes (hashes) as hex, as the CLI prints them; lists and
+    maps item by item, a map's keys as text (JSON has no other keys: a MAP keyed by booleans would
+    not encode at all)."""
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).hex()
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key if isinstance(key, str) else str(_plain(key)): _plain(item) for key, item in value.items()}
     return value
 
 
-@get("/api/export")
+@route(get, "/api/export", errors=(403, 404))
 async def export(
-    log: FileLog,
+    service: Service,
     access: Access,
     match: list[str] | None = None,
     format: str = "jsonl",
@@ -489,28 +529,60 @@ async def export(
     that seat's view) or Parquet, streamed."""
     if format not in ("jsonl", "parquet"):
         raise UsageError(f"format is jsonl or parquet, not {format!r}", code="usage.export")
-    ids = None if not match else [(await asyncio.to_thread(log.info, m)).match_id for m in match]
-    if as_seat is None or as_seat != -1:
+    if as_seat is not None and format != "jsonl":
+        raise UsageError("a seat's view is exported as JSON Lines only", code="usage.export")
+    infos = [await asyncio.to_thread(service.log.info, m) for m in match] if match else None
+    if as_seat is None or as_seat != SPECTATOR:
         # The importable record (or a seat's view) of every match asked for must be the caller's to see.
-        for match_id in ids if ids is not None else [i.match_id for i in await asyncio.to_thread(log.matches)]:
+        for info in infos if infos is not None else await asyncio.to_thread(service.log.matches):
             if as_seat is None:
-                if not access.sees_all_of(match_id):
+                if not access.sees_all_of(info.match_id):
                     raise Forbidden("exporting the whole record needs the admin token", code="auth.view")
             else:
-                access.view(match_id, as_seat)
+                access.view(info.match_id, as_seat)
+                if infos is not None:
+                    seat_for(as_seat, len(info.players))
+    ids = None if infos is None else [info.match_id for info in infos]
     media = "application/vnd.apache.parquet" if format == "parquet" else "application/x-ndjson"
-    return Stream(_export_chunks(log, ids, format, as_seat), media_type=media)
+    pipe = _Pipe()
+    threading.Thread(
+        target=pipe.run, args=(service.log.export, ids, format, as_seat), name="matchlog-export", daemon=True
+    ).start()
+    first = await pipe.next_chunk()  # an export that fails at once is an error answer, not a broken stream
+    return Stream(pipe.chunks_after(first), media_type=media)
+
+
+class _Cancelled(Exception):
+    """The client went away: the exporting thread stops."""
 
 
 class _Pipe:
-    """A file object for the exporting thread whose writes become the response's chunks."""
+    """A file object for the exporting thread whose writes become the response's chunks, at most
+    `AHEAD` chunks ahead of the client; when the client goes away, the next write stops the export.
+    The response waits for chunks on the event loop, never in a thread that could be left blocked."""
+
+    CHUNK = 1 << 16
+    AHEAD = 16
 
     def __init__(self) -> None:
-        self.chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=64)
+        self._loop = asyncio.get_running_loop()
+        self._chunks: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()
+        self._room = threading.Semaphore(self.AHEAD)
+        self._buffer: list[bytes] = []
+        self._buffered = 0
+        self._cancelled = threading.Event()
 
     def write(self, data: bytes) -> int:
-        self.chunks.put(bytes(data))
+        self._buffer.append(bytes(data))
+        self._buffered += len(data)
+        if self._buffered >= self.CHUNK:
+            self._put(b"".join(self._buffer))
+            self._buffer, self._buffered = [], 0
         return len(data)
+
+    def writelines(self, lines: Iterable[bytes]) -> None:
+        for line in lines:
+            self.write(line)
 
     def flush(self) -> None:
         pass
@@ -518,51 +590,66 @@ class _Pipe:
     def tell(self) -> int:  # pyarrow asks where it is
         return 0
 
+    def _put(self, item: bytes | BaseException | None) -> None:
+        while not self._room.acquire(timeout=0.5):
+            if self._cancelled.is_set():
+                raise _Cancelled
+        if self._cancelled.is_set():
+            raise _Cancelled
+        self._loop.call_soon_threadsafe(self._chunks.put_nowait, item)
 
-async def _export_chunks(log: FileLog, ids: Any, format: str, as_seat: int | None) -> AsyncIterator[bytes]:
-    pipe = _Pipe()
-
-    def run() -> None:
+    def run(self, export: Callable[..., int], ids: Any, format: str, as_seat: int | None) -> None:
+        """The exporting thread: write the export, then its end (or the error that stopped it)."""
         try:
-            log.export(pipe, ids, format=format, as_seat=as_seat)  # type: ignore[arg-type]
-            pipe.chunks.put(None)
+            export(self, ids, format=format, as_seat=as_seat)
+            if self._buffer:
+                self._put(b"".join(self._buffer))
+            self._put(None)
+        except _Cancelled:
+            return
         except BaseException as error:
-            pipe.chunks.put(error)
+            with contextlib.suppress(_Cancelled, RuntimeError):  # RuntimeError: the loop has closed
+                self._put(error)
 
-    threading.Thread(target=run, name="matchlog-export", daemon=True).start()
-    buffered: list[bytes] = []
-    while True:
-        chunk = await asyncio.to_thread(pipe.chunks.get)
-        if chunk is None:
-            break
+    async def next_chunk(self) -> bytes | None:
+        """The next chunk (None at the end).
+
+        Raises:
+            MatchlogError: the export failed.
+        """
+        chunk = await self._chunks.get()
+        self._room.release()
         if isinstance(chunk, BaseException):
             raise chunk
-        buffered.append(chunk)
-        if sum(map(len, buffered)) >= 1 << 16:
-            yield b"".join(buffered)
-            buffered = []
-    if buffered:
-        yield b"".join(buffered)
+        return chunk
+
+    async def chunks_after(self, first: bytes | None) -> AsyncIterator[bytes]:
+        try:
+            chunk = first
+            while chunk is not None:
+                yield chunk
+                chunk = await self.next_chunk()
+        finally:
+            self._cancelled.set()
 
 
-@post("/api/import", status_code=200, request_max_body_size=IMPORT_BYTES)
-async def import_jsonl(request: Request, access: Access, log: FileLog) -> list[AppendResult]:
+@route(post, "/api/import", status_code=200, request_max_body_size=IMPORT_BYTES, errors=(403, 503))
+async def import_jsonl(request: Request, access: Access, service: Service) -> list[AppendResult]:
     """Import a JSON Lines export (the request body): every chain checked, all of it or none; what
     each match took (`written` 0: it was in the log already)."""
     access.require_admin("importing")
     body = await request.body()
-    appended = await asyncio.to_thread(log.import_jsonl, _lines(body))
+    appended = await asyncio.to_thread(service.log.import_jsonl, _lines(body))
     return [_result(a, False) for a in appended]
 
 
-def _lines(body: bytes) -> Iterator[bytes]:
-    return iter(body.splitlines())
+_ARROW_STREAM = "application/vnd.apache.arrow.stream"
 
 
-@get("/api/frames/{kind:str}", sync_to_thread=True, media_type="application/vnd.apache.arrow.stream")
+@route(get, "/api/frames/{kind:str}", sync_to_thread=True, media_type=_ARROW_STREAM, errors=(403,))
 def frame(
     kind: str,
-    log: FileLog,
+    service: Service,
     access: Access,
     game: str | None = None,
     since: datetime | None = None,
@@ -573,21 +660,58 @@ def frame(
     hidden value), `results` (one row per match) or `seats` (one row per seat)."""
     import pyarrow as pa
 
-    if since is not None and since.tzinfo is not None:
-        since = since.astimezone(tz=None).replace(tzinfo=None)
+    log = service.log
     if kind == "events":
         access.require_admin("the events frame")
         table = log.events_frame(game=game, matches=match or None, flatten=flatten)
     elif kind == "results":
-        table = log.results_frame(game=game, since=since)
+        table = log.results_frame(game=game, since=_utc(since))
     elif kind == "seats":
-        table = log.seats_frame(game=game, since=since)
+        table = log.seats_frame(game=game, since=_utc(since))
     else:
         raise UsageError(f"frames are events, results or seats, not {kind!r}", code="usage.frame")
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
-    return Response(sink.getvalue().to_pybytes(), media_type="application/vnd.apache.arrow.stream")
+    return Response(sink.getvalue().to_pybytes(), media_type=_ARROW_STREAM)
+
+
+def _lines(body: bytes) -> Iterator[bytes]:
+    return iter(body.splitlines())
+
+
+def _tightened(document: OpenAPI) -> OpenAPI:
+    """The OpenAPI document with what msgspec enforces and Litestar's generator leaves out: a body
+    type that refuses unknown fields says so (`additionalProperties: false`), and a tuple has
+    exactly its items (`minItems`/`maxItems`), so clients and generators send what is accepted."""
+    structs: dict[str, type[msgspec.Struct]] = {}
+    pending = list(msgspec.Struct.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending += cls.__subclasses__()
+        if cls.__module__.startswith("matchlog."):
+            structs.setdefault(cls.__name__, cls)
+
+    def walk(schema: Any) -> None:
+        if isinstance(schema, list | tuple):
+            for item in schema:
+                walk(item)
+        elif isinstance(schema, dict):
+            for item in schema.values():
+                walk(item)
+        elif isinstance(schema, Schema):
+            if schema.prefix_items and schema.items is None:
+                schema.min_items = schema.max_items = len(schema.prefix_items)
+            for field in fields(schema):
+                walk(getattr(schema, field.name))
+
+    for name, component in (document.components.schemas or {}).items():
+        cls = structs.get(name)
+        if cls is not None and cls.__struct_config__.forbid_unknown_fields:
+            component.additional_properties = False
+    walk(list((document.components.schemas or {}).values()))
+    walk([operation for item in (document.paths or {}).values() for operation in vars(item).values()])
+    return document
 
 
 # -- the application ----------------------------------------------------------------------------
@@ -598,16 +722,13 @@ def create_app(
 ) -> Litestar:
     """The service over `log` (a FileLog opened for writing), with `admin_token` as the admin's;
     it signs a checkpoint every `checkpoint_every` seconds (when its tree has grown)."""
-    keys = Keys(admin_token)
-    hub = Hub()
-    live = LiveMatches(log, admin_token.encode())
+    service = Service(log, admin_token)
+    hub = service.hub
 
-    def caller(request: Request) -> Access:
-        return keys.access(_token(request))
-
-    def known_token(connection: Any, handler: Any) -> None:
-        """Every request: a token that is not one this log gave out is refused (401), on any route."""
-        keys.access(_token(connection))
+    def caller(request: Request, service: Service) -> Access:
+        """Who is calling. Every handler asks, so a token this log did not give is refused (401)
+        on every route (a guard would do the same at the cost of copying the handler each time)."""
+        return service.keys.access(_token(request))
 
     async def started(app: Litestar) -> None:
         hub.bind(asyncio.get_running_loop())
@@ -652,13 +773,9 @@ def create_app(
             *PROOF_ROUTES,
         ],
         dependencies={
-            "access": Provide(caller, sync_to_thread=False),
-            "log": Provide(lambda: log, use_cache=True, sync_to_thread=False),
-            "live": Provide(lambda: live, use_cache=True, sync_to_thread=False),
-            "keys": Provide(lambda: keys, use_cache=True, sync_to_thread=False),
-            "hub": Provide(lambda: hub, use_cache=True, sync_to_thread=False),
+            "service": Provide(lambda: service, use_cache=True, sync_to_thread=False),
+            "access": Provide(caller, sync_to_thread=False),  # after `service`: one at a time, no task group
         },
-        guards=[known_token],
         exception_handlers={Exception: _error},
         openapi_config=OpenAPIConfig(
             title="matchlog",
@@ -666,11 +783,25 @@ def create_app(
             description=__doc__,
             path="/api",
             render_plugins=[YamlRenderPlugin(path="/openapi.yaml")],
+            use_handler_docstrings=True,
+            # A token is optional: without one a caller reads what a spectator may.
+            security=[{}, {"token": []}],
+            components=Components(
+                security_schemes={
+                    "token": SecurityScheme(
+                        type="http",
+                        scheme="bearer",
+                        description="The admin token (in DB.token beside the log), a match's referee token, or "
+                        "a seat token; links and EventSource may give it as the `token` query parameter instead.",
+                    )
+                }
+            ),
         ),
         on_startup=[started],
         on_shutdown=[stopping],
         debug=debug,
         logging_config=None,
     )
+    _tightened(app.openapi_schema)  # built once here, then served as it is
     app.state.hub = hub  # run.py ends the follow streams through it when the service stops
     return app

@@ -19,9 +19,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 import msgspec
@@ -45,10 +46,12 @@ from matchlog.events import (
     UnknownMatch,
     UsageError,
     draft,
+    drafts,
     uuid7,
 )
 from matchlog.replay.audit import LiveJudge
 from matchlog.store import Appended
+from matchlog.store.writer import AT_US_MAX
 
 __all__ = ["Appending", "LiveMatches", "NewMatch"]
 
@@ -73,15 +76,16 @@ class Appending(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     event: AnyEvent  # type: ignore[valid-type]
     event_id: UUID | None = None
-    at_us: int | None = None
+    at_us: Annotated[int, msgspec.Meta(ge=0, lt=AT_US_MAX)] | None = None
 
 
 class _Live:
-    """One match as the service keeps it: the judge (its live state) and its chance source."""
+    """One match as the service keeps it: the judge (its live state, None until folded from the
+    log) and its chance source, behind a lock that puts its batches in order."""
 
-    def __init__(self, judge: LiveJudge, source: ChanceSource | None) -> None:
-        self.judge = judge
-        self.source = source
+    def __init__(self) -> None:
+        self.judge: LiveJudge | None = None
+        self.source: ChanceSource | None = None
         self.lock = asyncio.Lock()
 
 
@@ -92,6 +96,7 @@ class LiveMatches:
         self.log = log
         self._key = hashlib.sha256(b"matchlog chance seeds\0" + key).digest()
         self._live: OrderedDict[UUID, _Live] = OrderedDict()
+        self._live_lock = threading.Lock()  # undo and abandon forget matches from worker threads
 
     def seed(self, match_id: UUID) -> bytes:
         """The secret seed of the service's chance in `match_id`."""
@@ -120,42 +125,51 @@ class LiveMatches:
         engine.start(started)  # a table the game cannot set up is refused before anything is written
         match_id = uuid7()
         events: list[Event] = [started]
+        source = None
         if spec.chance and new.chance == "service":
-            events.append(ChanceCommitted(algorithm=ALGORITHM, commitment=commitment(self.seed(match_id))))
-        appended = self.log.append(match_id, events, 0)
+            source = ChanceSource(self.seed(match_id))
+            events.append(ChanceCommitted(algorithm=ALGORITHM, commitment=commitment(source.secret)))
+        made = drafts(events)
+        appended = self.log.append(match_id, made, 0)
+        # Its referee appends next: the live state starts here rather than being read back.
+        live = self._entry(match_id)
+        live.judge, live.source = LiveJudge(_records(match_id, 0, made)), source
         return match_id, appended
 
     # -- the live state ------------------------------------------------------------------------
 
-    def _get(self, match_id: UUID, starting: Sequence[Appending] = ()) -> _Live:
-        """The live state of a match: kept, folded from the log, or (for a match the log does not
-        hold yet, given the events that start it) new.
+    def _entry(self, match_id: UUID) -> _Live:
+        """The entry of a match (its judge folded only when first needed, under its lock)."""
+        with self._live_lock:
+            live = self._live.get(match_id)
+            if live is None:
+                live = self._live[match_id] = _Live()
+                while len(self._live) > LIVE_MATCHES:
+                    oldest, entry = next(iter(self._live.items()))
+                    if entry.lock.locked():
+                        break
+                    del self._live[oldest]
+            self._live.move_to_end(match_id)
+            return live
 
-        Raises:
-            UnknownMatch: no such match, and `starting` does not start one.
-        """
-        live = self._live.get(match_id)
-        if live is None:
+    async def _judge(self, match_id: UUID, live: _Live, *, again: bool = False) -> LiveJudge | None:
+        """The judge of a match the log holds, folded from the log unless kept (`again`: fold it
+        again, the log was written another way); None for a match the log does not hold.
+        Called under the entry's lock."""
+        if live.judge is None or again:
             try:
-                records = self.log.read(match_id)
+                records = await asyncio.to_thread(self.log.read, match_id)
             except UnknownMatch:
-                if not starting or not isinstance(starting[0].event, MatchStarted):
-                    raise
-                live = _Live(_opening(match_id, starting[0]), None)
-            else:
-                live = _Live(LiveJudge(records), self._source_of(match_id, records))
-            self._live[match_id] = live
-            while len(self._live) > LIVE_MATCHES:
-                oldest, entry = next(iter(self._live.items()))
-                if entry.lock.locked():
-                    break
-                del self._live[oldest]
-        self._live.move_to_end(match_id)
-        return live
+                live.judge = live.source = None
+                return None
+            live.judge = await asyncio.to_thread(LiveJudge, records)
+            live.source = self._source_of(match_id, records)
+        return live.judge
 
     def forget(self, match_id: UUID) -> None:
         """Drop a match's live state (it is folded again from the log when next needed)."""
-        self._live.pop(match_id, None)
+        with self._live_lock:
+            self._live.pop(match_id, None)
 
     def _source_of(self, match_id: UUID, records: Sequence[Record]) -> ChanceSource | None:
         """The service's chance source of a match whose chance it draws, advanced past every draw
@@ -187,25 +201,35 @@ class LiveMatches:
     async def append(self, match_id: UUID, expected_seq: int, given: Sequence[Appending]) -> tuple[Appended, bool]:
         """Judge and append a referee's batch; returns what was appended and whether the match has
         ended (the service ends a match whose chance it draws as soon as the rules say it is over).
+        A batch at `expected_seq` 0 that starts with match.started starts a match the log does not hold.
 
         Raises:
             ConcurrencyError: `expected_seq` is not the match's next seq (and the batch is not a re-send).
             IllegalAction: the rules refuse an event (the code names the rule); nothing was written.
-            UnknownMatch: no such match.
+            UnknownMatch: no such match (and the batch does not start one).
+            UsageError: the batch starts a match the rules cannot set up.
         """
-        live = await asyncio.to_thread(self._get, match_id, given if expected_seq == 0 else ())
+        live = self._entry(match_id)
         async with live.lock:
-            judge = live.judge
-            if judge.next_seq == 0:  # a new match: its first event was judged when it was opened
-                return await self._commit(match_id, live, [_draft(item) for item in given], opening=True)
+            judge = await self._judge(match_id, live)
+            if judge is None:
+                if expected_seq != 0 or not isinstance(given[0].event, MatchStarted):
+                    raise UnknownMatch(f"no match {match_id} in the log")
+                return await self._open(match_id, live, _drafts(given))
             if expected_seq != judge.next_seq:
                 resent = await asyncio.to_thread(self._resent, match_id, expected_seq, given)
                 if resent is not None:
                     return resent, judge.ended
-                raise ConcurrencyError(match_id, expected_seq, judge.next_seq)
-            drafts = [_draft(item) for item in given]
+                # The judge is behind if the match was written another way (an undo, a bulk append).
+                head = (await asyncio.to_thread(self.log.info, match_id)).last_seq + 1
+                if head != judge.next_seq:
+                    judge = await self._judge(match_id, live, again=True)
+                    assert judge is not None
+                if expected_seq != judge.next_seq:
+                    raise ConcurrencyError(match_id, expected_seq, judge.next_seq)
+            batch = _drafts(given)
             if live.source is not None:
-                for item in drafts:
+                for item in batch:
                     if isinstance(item.event, ChanceCommitted | ChanceRevealed | MatchEnded):
                         raise IllegalAction(
                             "chance.from_service",
@@ -213,17 +237,20 @@ class LiveMatches:
                         )
                     if _is_chance(judge, item.event):
                         raise IllegalAction("chance.from_service", "draw this match's chance from the service")
-            return await self._commit(match_id, live, drafts)
+            return await self._commit(match_id, live, judge, batch)
 
     async def draw(self, match_id: UUID) -> tuple[Appended, bool]:
         """Draw the chance the match waits for (a roll, a shuffle, a board) and record it.
 
         Raises:
             IllegalAction: chance is not to act now, or the service does not draw this match's chance.
+            UnknownMatch: no such match.
         """
-        live = await asyncio.to_thread(self._get, match_id)
+        live = self._entry(match_id)
         async with live.lock:
-            judge = live.judge
+            judge = await self._judge(match_id, live)
+            if judge is None:
+                raise UnknownMatch(f"no match {match_id} in the log")
             turn = judge.engine.to_act(judge.state)
             if live.source is None:
                 raise IllegalAction("chance.from_referee", "this match's referee records its own chance")
@@ -231,18 +258,24 @@ class LiveMatches:
                 whose = "the match is over" if turn is None else f"seat {turn.seat} is to {turn.decision}"
                 raise IllegalAction("chance.not_now", f"chance is not to act now: {whose}")
             event = judge.engine.chance(judge.state, live.source)
-            return await self._commit(match_id, live, [draft(event)])
+            return await self._commit(match_id, live, judge, [draft(event)])
+
+    async def _open(self, match_id: UUID, live: _Live, drafts: list[Draft]) -> tuple[Appended, bool]:
+        """Judge and append the first batch of a match the log does not hold yet."""
+        judge = await asyncio.to_thread(_opening, match_id, drafts[0])
+        judge.next_seq = 1  # the opening judge holds the start already
+        findings = judge.judge(_records(match_id, 1, drafts[1:]))
+        if findings:
+            raise IllegalAction(findings[0].rule, f"seq {findings[0].seq}: {findings[0].message}")
+        appended = await asyncio.wrap_future(self.log.append_async(match_id, drafts, 0))
+        live.judge, live.source = judge, None
+        return appended, judge.ended
 
     async def _commit(
-        self, match_id: UUID, live: _Live, drafts: list[Draft], *, opening: bool = False
+        self, match_id: UUID, live: _Live, judge: LiveJudge, drafts: list[Draft]
     ) -> tuple[Appended, bool]:
-        judge = live.judge
         first = judge.next_seq
-        records = _records(match_id, first, drafts)
-        if opening:
-            judge.next_seq = 1  # the opening judge holds the start already
-            records = records[1:]
-        findings = judge.judge(records)
+        findings = judge.judge(_records(match_id, first, drafts))
         if findings:
             finding = findings[0]
             raise IllegalAction(finding.rule, f"seq {finding.seq}: {finding.message}")
@@ -250,13 +283,12 @@ class LiveMatches:
         if live.source is not None and not judge.ended and judge.engine.to_act(judge.state) is None:
             outcome = judge.engine.outcome(judge.state)
             ending = [draft(ChanceRevealed(seed=live.source.secret.hex())), draft(MatchEnded(outcome=outcome))]
-            more = _records(match_id, first + len(drafts), ending)
-            if judge.judge(more):  # the rules' own outcome cannot be refused; if it is, leave it open
-                ending = []
+            if judge.judge(_records(match_id, first + len(drafts), ending)):
+                ending = []  # the rules' own outcome cannot be refused; if it is, leave the match open
         try:
             appended = await asyncio.wrap_future(self.log.append_async(match_id, [*drafts, *ending], first))
         except BaseException:
-            self.forget(match_id)  # the judge moved on; the log did not
+            live.judge = None  # the judge moved on; the log did not
             raise
         return appended, judge.ended
 
@@ -270,19 +302,18 @@ class LiveMatches:
         return Appended(match_id, expected_seq, stored[-1].seq, stored[-1].hash, 0)
 
 
-def _opening(match_id: UUID, first: Appending) -> LiveJudge:
+def _opening(match_id: UUID, first: Draft) -> LiveJudge:
     """A judge for a match that starts with `first` (a match.started the rules can set up).
 
     Raises:
         UsageError: the game, its options or its table cannot be set up.
     """
     started = first.event
+    assert isinstance(started, MatchStarted)
     engine = get_engine(started.game)
     engine.spec.check_players(len(started.seats))
     engine.start(started)
-    judge = LiveJudge(_records(match_id, 0, [_draft(first)]))
-    judge.next_seq = 0  # nothing is stored yet
-    return judge
+    return LiveJudge(_records(match_id, 0, [first]))
 
 
 def _is_chance(judge: LiveJudge, event: Event) -> bool:
@@ -291,12 +322,21 @@ def _is_chance(judge: LiveJudge, event: Event) -> bool:
     return turn is not None and turn.seat == CHANCE and event.actor is None and not isinstance(event, ActionsUndone)
 
 
-def _draft(item: Appending) -> Draft:
-    if not isinstance(item.event, Event):
-        raise UsageError("each item needs an event", code="usage.event")
-    if item.at_us is not None and not 0 <= item.at_us < 2**62:
-        raise UsageError(f"at_us {item.at_us} is not a time", code="usage.event")
-    return draft(item.event, at_us=item.at_us, event_id=item.event_id)
+def _drafts(given: Sequence[Appending]) -> list[Draft]:
+    """The items as drafts: with the ids and times their referee gave them, else fresh ones (made
+    in one go: an id each, one at a time, cost more than judging the event)."""
+    for item in given:
+        if not isinstance(item.event, Event):
+            raise UsageError("each item needs an event", code="usage.event")
+    fresh = drafts([item.event for item in given])
+    return [
+        Draft(
+            item.event,
+            made.event_id if item.event_id is None else item.event_id,
+            made.at_us if item.at_us is None else item.at_us,
+        )
+        for item, made in zip(given, fresh, strict=True)
+    ]
 
 
 def _records(match_id: UUID, first: int, drafts: Sequence[Draft]) -> list[Record]:

@@ -24,10 +24,10 @@ from litestar.static_files import create_static_files_router
 from matchlog import __version__
 from matchlog.engines import names
 from matchlog.events import Forbidden
-from matchlog.file import FileLog
 from matchlog.replay.frames import Frame
 
 from .auth import Access
+from .core import Service, route
 
 __all__ = ["FRAMES_PER_REQUEST", "STATIC", "VIEWER_ROUTES", "Views", "render_page", "views_allowed"]
 
@@ -121,10 +121,10 @@ def stats_page() -> Response[str]:
 # -- what the pages ask -------------------------------------------------------------------------
 
 
-@get("/api/matches/{match_id:str}/frames", sync_to_thread=True)
+@route(get, "/api/matches/{match_id:str}/frames", sync_to_thread=True, errors=(403, 404))
 def match_frames(
     match_id: str,
-    log: FileLog,
+    service: Service,
     access: Access,
     start: Annotated[int, Parameter(ge=0)] = 0,
     stop: Annotated[int | None, Parameter(ge=0)] = None,
@@ -132,16 +132,17 @@ def match_frames(
 ) -> list[Frame]:
     """The drawing model of the board after each seq from `start` to `stop` (at most 1,000 of
     them), with whose turn it is, as the caller may see it (`as_seat` as for `events`)."""
+    log = service.log
     info = log.info(match_id)
     view = access.view(info.match_id, as_seat)
     last = info.last_seq if stop is None else min(stop, info.last_seq)
     return log.frames(info.match_id, start=start, stop=min(last, start + FRAMES_PER_REQUEST - 1), as_seat=view)
 
 
-@get("/api/matches/{match_id:str}/views", sync_to_thread=True)
-def match_views(match_id: str, log: FileLog, access: Access) -> Views:
+@route(get, "/api/matches/{match_id:str}/views", sync_to_thread=True, errors=(404,))
+def match_views(match_id: str, service: Service, access: Access) -> Views:
     """The views of the match the caller's token allows, and the one it gets by default."""
-    info = log.info(match_id)
+    info = service.log.info(match_id)
     return views_allowed(access, info.match_id, len(info.players))
 
 

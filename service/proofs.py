@@ -23,6 +23,7 @@ from matchlog.file import FileLog
 from matchlog.proofs.verifier import Problem
 
 from .auth import Access
+from .core import Service, route
 
 __all__ = ["ROUTES", "receipt_if_ended", "sign_every"]
 
@@ -48,15 +49,16 @@ class AgainstRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     key: str | None = None
 
 
-@get("/api/key", media_type=MediaType.TEXT, sync_to_thread=True)
-def log_key(log: FileLog) -> str:
+@route(get, "/api/key", media_type=MediaType.TEXT, sync_to_thread=True)
+def log_key(service: Service, access: Access) -> str:
     """The log's verifier key (C2SP signed-note format): what checks every checkpoint, receipt and bundle."""
-    return log.key() + "\n"
+    return service.log.key() + "\n"
 
 
-@get("/api/checkpoint", media_type=MediaType.TEXT, sync_to_thread=True)
-def latest_checkpoint(log: FileLog) -> str:
+@route(get, "/api/checkpoint", media_type=MediaType.TEXT, sync_to_thread=True, errors=(409,))
+def latest_checkpoint(service: Service, access: Access) -> str:
     """The latest checkpoint the log signed (C2SP tlog-checkpoint), signed now if it has none yet."""
+    log = service.log
     try:
         return log.checkpoint(new=False)
     except ProofError as error:
@@ -65,23 +67,24 @@ def latest_checkpoint(log: FileLog) -> str:
         return log.checkpoint()
 
 
-@post("/api/checkpoint", media_type=MediaType.TEXT, status_code=200, sync_to_thread=True)
-def sign_checkpoint(log: FileLog, access: Access) -> str:
+@route(post, "/api/checkpoint", media_type=MediaType.TEXT, status_code=200, sync_to_thread=True, errors=(403, 409))
+def sign_checkpoint(service: Service, access: Access) -> str:
     """Sign the tree as it stands now (the admin's; the latest if it has not grown)."""
     access.require_admin("signing a checkpoint")
-    return log.checkpoint()
+    return service.log.checkpoint()
 
 
-@get("/api/matches/{match_id:str}/receipt", media_type=MediaType.TEXT, sync_to_thread=True)
-def match_receipt(match_id: str, log: FileLog) -> str:
+@route(get, "/api/matches/{match_id:str}/receipt", media_type=MediaType.TEXT, sync_to_thread=True, errors=(404, 409))
+def match_receipt(match_id: str, service: Service, access: Access) -> str:
     """The signed receipt of an ended match (409 while it is in play)."""
-    return log.receipt(match_id)
+    return service.log.receipt(match_id)
 
 
-@post("/api/matches/{match_id:str}/proof", status_code=200, sync_to_thread=True)
-def match_proof(match_id: str, data: ProofRequest, log: FileLog, access: Access) -> dict[str, Any]:
+@route(post, "/api/matches/{match_id:str}/proof", status_code=200, sync_to_thread=True, errors=(403, 404, 409))
+def match_proof(match_id: str, data: ProofRequest, service: Service, access: Access) -> dict[str, Any]:
     """A proof bundle of the match or of one event, for `matchlog check`, as the caller may see it
     (against a receipt of a match the log no longer has: a bundle that says so, with no events)."""
+    log = service.log
     try:
         info = log.info(match_id)
     except UnknownMatch:
@@ -92,12 +95,12 @@ def match_proof(match_id: str, data: ProofRequest, log: FileLog, access: Access)
     return log.prove(info.match_id, seq=data.seq, against=data.against, as_seat=view)
 
 
-@post("/api/verify/against", status_code=200, sync_to_thread=True)
-def verify_against(data: AgainstRequest, log: FileLog, access: Access) -> list[Problem]:
+@route(post, "/api/verify/against", status_code=200, sync_to_thread=True, errors=(403,))
+def verify_against(data: AgainstRequest, service: Service, access: Access) -> list[Problem]:
     """Check the whole log against checkpoints and receipts held elsewhere (the admin's: it reads
     every event)."""
     access.require_admin("checking the whole log against checkpoints")
-    return log.verify_against(data.notes, key=data.key)
+    return service.log.verify_against(data.notes, key=data.key)
 
 
 ROUTES = [log_key, latest_checkpoint, sign_checkpoint, match_receipt, match_proof, verify_against]

@@ -938,8 +938,10 @@ class Store:
         future.result()
         return None
 
-    def put_snapshot(self, match_id: UUID, seq: int, engine: str, state: bytes) -> None:
-        """Cache a state folded to `seq`, with its digest (a read-only log silently keeps no cache)."""
+    def put_snapshot(self, match_id: UUID, seq: int, engine: str, state: bytes, *, wait: bool = True) -> None:
+        """Cache a state folded to `seq`, with its digest (a read-only log silently keeps no cache);
+        without `wait`, return once it is queued (a reader need not wait for a cache, and a lost
+        entry costs only a fold)."""
         if self._writer is None:
             return
         found = self._read().execute("SELECT hash FROM events WHERE match_id = ? AND seq = ?", [match_id, seq])
@@ -947,11 +949,13 @@ class Store:
         if len(heads) != 1:
             return  # no single event there to tie it to
         digest = snapshot_digest(bytes(heads[0][0]), engine, state)
-        self._writer.submit_call(
+        done = self._writer.submit_call(
             lambda con: con.execute(
                 "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?, ?)", [match_id, seq, engine, state, digest]
             )
-        ).result()
+        )
+        if wait:
+            done.result()
 
     def drop_snapshots(self) -> int:
         """Empty the snapshot cache; returns how many states it held."""

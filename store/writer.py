@@ -58,7 +58,7 @@ from .chain import GENESIS, chain_hash
 from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS, TREE_NODE_ROWS
 from .tree import TreeReader
 
-__all__ = ["GROUP_EVENTS", "Item", "Request", "Writer", "insert_tree", "items"]
+__all__ = ["AT_US_MAX", "AT_US_MIN", "GROUP_EVENTS", "Item", "Request", "Writer", "insert_tree", "items"]
 
 #: The most events one live group commit holds.
 GROUP_EVENTS = 2_000
@@ -75,6 +75,9 @@ OPEN_MATCHES = 4_096
 #: The largest seat number the log's SMALLINT columns hold.
 _MAX_SEAT = 32_767
 _EPOCH = datetime(1970, 1, 1)
+#: The times an event may have (us since 1970): years 1 to 9999, as a timestamp column and Python hold them.
+AT_US_MIN = -62_135_596_800_000_000
+AT_US_MAX = 253_402_300_800_000_000
 
 
 class Item(msgspec.Struct, frozen=True):
@@ -421,6 +424,8 @@ class Writer:
             if actor is not None and (type(actor) is not int or not 0 <= actor <= _MAX_SEAT):
                 raise StoreError(f"{tag}: actor {actor} is not a seat number", code="store.bad_event")
             event_id, at_us, version, payload = entry.event_id, entry.at_us, entry.version, entry.payload
+            if not AT_US_MIN <= at_us < AT_US_MAX:
+                raise StoreError(f"{tag}: {at_us} us since 1970 is not a time the log can hold", code="store.bad_event")
             digest = chain_hash(prev, match_text, seq, event_id, at_us, actor, game, tag, version, seat, payload)
             if entry.claimed_hash is not None and entry.claimed_hash != digest:
                 where = f"line {entry.line}" if entry.line is not None else f"seq {seq}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -104,7 +105,9 @@ def start_server(db: Path, *extra: str) -> Served:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"matchlog serve exited {process.returncode}: {process.stderr.read().decode()}")
+            with process.stderr:  # type: ignore[union-attr]
+                said = process.stderr.read().decode()  # type: ignore[union-attr]
+            raise RuntimeError(f"matchlog serve exited {process.returncode}: {said}")
         if server_file.exists():
             url = json.loads(server_file.read_text())["url"]
             return Served(db, process, url)
@@ -125,10 +128,23 @@ def fill_log(db: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """One real server for the session, over a log with matches of every game (tests may add more)."""
-    db = tmp_path_factory.mktemp("served") / "served.duckdb"
+def filled_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A log with matches of every game (`fill_log`), made once: copy it, never write it."""
+    db = tmp_path_factory.mktemp("filled") / "filled.duckdb"
     fill_log(db)
-    server = start_server(db)
+    return db
+
+
+def serve_copy(filled: Path, folder: Path) -> Served:
+    """A server of its own over a copy of `filled`."""
+    db = folder / "served.duckdb"
+    shutil.copyfile(filled, db)
+    return start_server(db)
+
+
+@pytest.fixture(scope="session")
+def served(filled_log: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One real server for the session, over a log with matches of every game (tests may add more)."""
+    server = serve_copy(filled_log, tmp_path_factory.mktemp("served"))
     yield server
     server.stop()

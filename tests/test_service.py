@@ -11,10 +11,12 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import httpx
 import msgspec
+import pytest
 from typer.testing import CliRunner
 
 import matchlog
@@ -85,27 +87,71 @@ def test_every_command_works_through_the_server_while_it_owns_the_log(served: Se
     assert json.loads(invoke("verify", "--db", db, "--json"))["ok"]
 
 
-def test_a_tournament_records_through_the_server_while_others_read(served: Served):
-    db = str(served.db)
-    reads: list[int] = []
-    stop = threading.Event()
+def test_a_1000_match_tournament_records_through_the_server_while_everyone_else_reads(tmp_path: Path):
+    """The issue's "done": with `matchlog serve --db X` running, a 1,000-match tournament records
+    through it while `matchlog list --db X`, GET /api/matches and a follow stream of a running
+    match all answer; its log verifies and audits clean."""
+    from matchlog.events import encode
+    from matchlog.referee import MemoryRecorder, make_player, play_match, seats_from_specs
 
-    def reader() -> None:
-        with httpx.Client(base_url=served.url) as client:
-            while not stop.is_set():
-                reads.append(client.get("/api/matches", params={"limit": 5}).status_code)
-
-    thread = threading.Thread(target=reader)
-    thread.start()
+    db = tmp_path / "tournament.duckdb"
+    server = start_server(db)
+    seats = seats_from_specs("porrinha", ["random", "random"])
+    recorder = MemoryRecorder()
+    play_match(
+        "porrinha", seats, [make_player("porrinha", "random", random.Random(i)) for i in range(2)], recorder=recorder
+    )
+    moves = [d.event for d in recorder.drafts][1:-1]  # a match to play live, but not to its end
+    seen: list[int] = []
     try:
-        out = json.loads(
-            invoke("tournament", "porrinha", "-p", "random", "-p", "reasoner", "--games", "40", "--db", db, "--json")
-        )
+        with httpx.Client(base_url=server.url, headers=server.headers(), timeout=60) as client:
+            body = {"game": "porrinha", "seats": [{"name": s.name, "player": s.player} for s in seats]}
+            match_id = client.post("/api/matches", json=body).json()["match_id"]
+
+            def follow() -> None:
+                url = f"{server.url}/api/matches/{match_id}/follow"
+                with httpx.Client(timeout=60) as anyone, anyone.stream("GET", url) as stream:
+                    for line in stream.iter_lines():
+                        if line.startswith("id: "):
+                            seen.append(int(line[4:]))
+                        if line.startswith("event: end"):
+                            return
+
+            follower = threading.Thread(target=follow)
+            follower.start()
+            command = [sys.executable, "-m", "matchlog.cli", "tournament", "porrinha", "-p", "random", "-p", "reasoner"]
+            tournament = subprocess.Popen(
+                [*command, "--games", "1000", "--db", str(db), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            listed = played = 0
+            while tournament.poll() is None:
+                answer = subprocess.run(
+                    [sys.executable, "-m", "matchlog.cli", "list", "--db", str(db), "--json", "--limit", "3"],
+                    capture_output=True,
+                    check=False,
+                )
+                assert answer.returncode == 0, answer.stderr.decode()
+                assert client.get("/api/matches", params={"limit": 3}).status_code == 200
+                listed += 1
+                if played < len(moves):  # the running match goes on, one answer at a time
+                    event = {"event": msgspec.json.decode(encode(moves[played]))}
+                    step = client.post(
+                        f"/api/matches/{match_id}/events", json={"expected_seq": played + 1, "events": [event]}
+                    )
+                    assert step.status_code == 200, step.text
+                    played += 1
+            out, err = tournament.communicate()
+            assert tournament.returncode == 0, err.decode()
+            result = json.loads(out)
+            assert result["finished"] == 1000 and not result["findings"] and not result["failures"]
+            assert listed >= 2, "the tournament ended before anyone read: nothing was tested"
+            client.post(f"/api/matches/{match_id}/abandon", json={"reason": "the test is over"})
+            follower.join(30)
+            assert seen == list(range(played + 2))  # its start, every answer played live, its end
+        assert invoke("verify", "--db", str(db)).startswith("ok: 1001 matches")
+        assert "no findings" in invoke("audit", "--all", "--db", str(db))
     finally:
-        stop.set()
-        thread.join()
-    assert out["finished"] == 40 and not out["findings"]
-    assert reads and set(reads) == {200}
+        assert server.stop() == 0
 
 
 def _post(client: httpx.Client, path: str, body: object, token: str) -> httpx.Response:
@@ -274,3 +320,174 @@ def test_the_service_and_its_client_turn_nagle_off():
         assert (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1) in pool._socket_options
     finally:
         client.close()
+
+
+# -- errors answered with their codes, not a 500 -------------------------------------------------
+
+
+def _error(answer: httpx.Response) -> tuple[int, str]:
+    body = answer.json()
+    assert body["status"] == answer.status_code and body["message"], body
+    return answer.status_code, body["code"]
+
+
+def test_bad_requests_get_their_codes_before_anything_is_written_or_streamed(served: Served):
+    """Each of these was a 500 (or a stream broken after its 200) found by schemathesis or review."""
+    with httpx.Client(base_url=served.url, headers=served.headers(), timeout=30) as client:
+        davinci = client.get("/api/matches", params={"game": "davinci", "limit": 1}).json()[0]
+        before = client.get("/api/health").json()["events"]
+        # A tournament's batch whose payload is not an event, or whose time no log can hold.
+        bad = [{"match_id": str(matchlog.events.uuid7()), "expected_seq": 0, "events": []}]
+        bad[0]["events"] = [{"event_id": str(matchlog.events.uuid7()), "at_us": 0, "payload": ""}]
+        assert _error(client.post("/api/batches", json=bad)) == (400, "store.bad_event")
+        bad[0]["events"][0].update(at_us=2**61, payload='{"type":"match.started","game":"porrinha"}')
+        assert _error(client.post("/api/batches", json=bad)) == (400, "usage.request")
+        assert client.get("/api/health").json()["events"] == before
+        # A follow stream or an export of a seat the match does not have, or a seat's view as Parquet.
+        match_id = davinci["match_id"]
+        assert _error(client.get(f"/api/matches/{match_id}/follow", params={"as_seat": 7})) == (400, "usage.seat")
+        exported = client.get("/api/export", params={"match": match_id, "as_seat": 7})
+        assert _error(exported) == (400, "usage.seat")
+        parquet = client.get("/api/export", params={"format": "parquet", "as_seat": -1})
+        assert _error(parquet) == (400, "usage.export")
+        # A time with an offset that moves it before year 1 is before every match.
+        since = client.get("/api/matches", params={"since": "0001-01-01T00:30:00+01:00", "limit": 3})
+        assert since.status_code == 200 and len(since.json()) == 3
+        # SQL values JSON has no form for as they come (a map keyed by booleans).
+        answer = client.post("/api/sql", json={"query": "SELECT MAP {true: 1} AS m, '\\x01'::BLOB AS b"})
+        assert answer.status_code == 200 and answer.json()["rows"] == [[{"True": 1}, "01"]]
+
+
+def test_a_time_with_an_offset_reads_as_the_same_moment_in_utc(monkeypatch: pytest.MonkeyPatch):
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from matchlog.service.app import _utc
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")  # the server's own zone plays no part
+    time.tzset()
+    try:
+        moment = datetime(2026, 11, 1, 12, 0, tzinfo=timezone(timedelta(hours=-5)))
+        assert _utc(moment) == datetime(2026, 11, 1, 17, 0)
+        assert _utc(datetime(2026, 11, 1, 12, 0)) == datetime(2026, 11, 1, 12, 0)  # no zone: UTC already
+        assert _utc(datetime(9999, 12, 31, 23, 0, tzinfo=timezone(timedelta(hours=-5)))) == datetime.max
+        assert _utc(datetime(2026, 1, 1, tzinfo=UTC)) == datetime(2026, 1, 1)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_an_asyncio_server_on_our_socket_turns_nagle_off():
+    """With Nagle's algorithm on, a small response's body waited ~40 ms behind its headers."""
+    import asyncio
+    import socket
+
+    from matchlog.service.run import _bind
+
+    async def accept_one() -> int:
+        sock = _bind("127.0.0.1", 0)
+        accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            option = writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            accepted.set_result(option)
+            writer.close()
+
+        server = await asyncio.start_server(connected, sock=sock)
+        async with server:
+            _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+            option = await asyncio.wait_for(accepted, 10)
+            writer.close()
+        return option
+
+    assert asyncio.run(accept_one()) != 0
+
+
+def _start(client: httpx.Client, served: Served, game: str = "porrinha") -> tuple[str, str]:
+    seats = [{"name": "a", "player": "p"}, {"name": "b", "player": "p"}]
+    created = _post(client, "/api/matches", {"game": game, "seats": seats}, served.admin).json()
+    return created["match_id"], created["tokens"]["referee"]
+
+
+def test_a_refused_first_batch_leaves_the_match_id_free_to_start_again(served: Served):
+    from matchlog.events import HandChosen, MatchStarted, Seat, uuid7
+
+    started = MatchStarted(game="porrinha", options={}, seats=(Seat("a", "p"), Seat("b", "p")))
+    match_id = uuid7()
+    with httpx.Client(base_url=served.url) as client:
+        for hand, status in ((9, 422), (1, 200)):
+            events = [{"event": msgspec.to_builtins(e)} for e in (started, HandChosen(seat=0, hand=hand))]
+            answer = _post(
+                client, f"/api/matches/{match_id}/events", {"expected_seq": 0, "events": events}, served.admin
+            )
+            assert answer.status_code == status, answer.text
+        assert answer.json()["written"] == 2
+        assert client.get(f"/api/matches/{match_id}").json()["last_seq"] == 1
+
+
+def test_a_referee_appends_after_the_match_was_written_another_way(served: Served):
+    """The service's live state of a match follows writes it did not judge (an admin's batch)."""
+    from matchlog.events import GuessMade, HandChosen, encode, uuid7_text
+
+    with httpx.Client(base_url=served.url) as client:
+        match_id, referee = _start(client, served)
+        hand = {"expected_seq": 1, "events": [{"event": msgspec.to_builtins(HandChosen(seat=0, hand=1))}]}
+        assert _post(client, f"/api/matches/{match_id}/events", hand, referee).status_code == 200
+        other = HandChosen(seat=1, hand=0)
+        batch = [
+            {
+                "match_id": match_id,
+                "expected_seq": 2,
+                "events": [{"event_id": uuid7_text(), "at_us": 1, "payload": encode(other).decode()}],
+            }
+        ]
+        assert _post(client, "/api/batches", batch, served.admin).status_code == 200
+        guess = {"expected_seq": 3, "events": [{"event": msgspec.to_builtins(GuessMade(seat=0, guess=2))}]}
+        answer = _post(client, f"/api/matches/{match_id}/events", guess, referee)
+        assert answer.status_code == 200, answer.text
+        stale = {"expected_seq": 3, "events": [{"event": msgspec.to_builtins(GuessMade(seat=1, guess=1))}]}
+        assert _error(_post(client, f"/api/matches/{match_id}/events", stale, referee)) == (409, "store.concurrency")
+
+
+def test_clients_that_go_away_mid_stream_do_not_keep_the_server_from_stopping(filled_log: Path, tmp_path: Path):
+    from .conftest import serve_copy
+
+    server = serve_copy(filled_log, tmp_path)
+    try:
+        with httpx.Client(base_url=server.url, headers=server.headers(), timeout=30) as client:
+            match_id, _ = _start(client, server)
+            for _ in range(3):
+                with client.stream("GET", "/api/export") as export:
+                    assert next(export.iter_raw())
+                with client.stream("GET", f"/api/matches/{match_id}/follow") as follow:
+                    assert next(follow.iter_lines()).startswith("id: 0")
+    finally:
+        assert server.stop() == 0
+
+
+def test_a_refused_batch_leaves_the_live_judge_as_it_was_undo_and_all():
+    """The live judge keeps no copy of a long match for each batch; a refused batch, with or
+    without an undo in it, still leaves the state exactly as before, and the next batch is judged."""
+    from matchlog.events import ActionsUndone, GuessMade, HandChosen, MatchStarted, Record, Seat, uuid7
+    from matchlog.replay.audit import LiveJudge
+
+    started = MatchStarted(game="porrinha", options={}, seats=(Seat("a", "p"), Seat("b", "p")))
+    match_id = uuid7()
+
+    def records(first: int, *events: object) -> list[Record]:
+        return [
+            Record(
+                match_id=match_id, seq=first + i, event_id=uuid7(), at_us=0, actor=e.actor, version=1, event=e, hash=b""
+            )
+            for i, e in enumerate(events)
+        ]
+
+    judge = LiveJudge(records(0, started, HandChosen(seat=0, hand=1)))
+    before = judge.state
+    for refused in (
+        records(2, HandChosen(seat=1, hand=2), GuessMade(seat=0, guess=9)),
+        records(2, ActionsUndone(seqs=(1,), reason="x"), HandChosen(seat=1, hand=7)),
+    ):
+        assert judge.judge(refused)
+        assert judge.state == before and judge.next_seq == 2
+    assert not judge.judge(records(2, ActionsUndone(seqs=(1,), reason="appeal"), HandChosen(seat=0, hand=0)))
+    assert judge.state.hands == (0, None) and judge.next_seq == 4

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 import threading
@@ -406,6 +407,29 @@ def test_an_import_that_fails_any_check_writes_nothing(store: Store, change, mes
             target.import_jsonl(io.BytesIO(change(data)))
         assert caught.value.code == "store.import_rejected"
         assert export(target) == before
+
+
+def test_a_time_the_log_cannot_hold_is_refused_with_its_code_on_append_and_on_import(store: Store):
+    """A time past year 9999 (or before year 1) used to escape as an OverflowError: error[internal]."""
+    for at_us in (2**61, -(2**61)):
+        with pytest.raises(StoreError, match="not a time the log can hold") as caught:
+            store.append(uuid7(), [draft(started(), at_us=at_us)], 0)
+        assert caught.value.code == "store.bad_event"
+    match_id = new_match(store, events=3)
+    lines = [json.loads(line) for line in export(store).splitlines()]
+    payloads = [row[0] for row in store.query("SELECT payload FROM events WHERE match_id = ? ORDER BY seq", [match_id])]
+    lines[1]["at_us"] = 2**61
+    previous = GENESIS
+    for line, payload in zip(lines, payloads, strict=True):  # a chain that holds: only the time is out of range
+        fields = (line["match_id"], line["seq"], line["event_id"], line["at_us"], line["actor"], line["game"])
+        previous = chain_hash(previous, *fields, line["type"], line["version"], line["seat"], payload)
+        line["hash"] = previous.hex()
+    envelopes = [json.dumps({k: v for k, v in line.items() if k != "event"})[:-1] for line in lines]
+    texts = [
+        f'{envelope}, "event": {payload}}}'.encode() for envelope, payload in zip(envelopes, payloads, strict=True)
+    ]
+    with Store(":memory:") as target, pytest.raises(ImportRejected, match="line 2: .* is not a time"):
+        target.import_jsonl(texts)
 
 
 def test_import_refuses_a_match_that_differs_from_the_one_stored(store: Store, tmp_path: Path):
