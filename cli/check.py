@@ -10,6 +10,7 @@ from matchlog.events import UsageError
 
 from .base import (
     DEFAULT_DB,
+    Archive,
     Db,
     Json,
     Server,
@@ -32,10 +33,12 @@ def verify(
     match: Annotated[str | None, typer.Argument(help="One match (default: every match in the log).")] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
+    archive: Archive = None,
     json: Json = False,
 ) -> None:
-    """Check the hash chain of every event, and each match's head in the catalogue."""
-    with open_log(db, server) as log:
+    """Check the hash chain of every event, and each match's head in the catalogue (with --archive: every
+    archived chain, re-hashed, and each match's head row)."""
+    with open_log(db, server, archive=archive) as log:
         result = log.verify(match)
     findings, count, matches = result.findings, result.events, result.matches
     if json:
@@ -65,8 +68,18 @@ def audit_command(
     seq: Annotated[
         int | None, typer.Option(min=0, help="The dispute report for this event of MATCH: the evidence about it.")
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS",
+            help="Judge on the Ray cluster at ADDRESS (host:port, auto, local): this process reads the log "
+            "and verifies the chains, the cluster's nodes re-judge the matches; needs matchlog[ray].",
+        ),
+    ] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
+    archive: Archive = None,
     json: Json = False,
 ) -> None:
     """Re-judge recorded matches by the rules, from the log alone; exit status 1 on any finding.
@@ -76,13 +89,16 @@ def audit_command(
     from the seed the referee committed to before play and revealed at the end.
     With --seq N: the state before event N (as the referee and as the acting seat saw it), the answer,
     the ruling and its rule, the legal alternatives, and the hashes that prove the record unchanged.
-    Example: matchlog audit --all      matchlog audit 01a1fd1f-6d40 --seq 17
+    With --ray, the re-judging is spread over a Ray cluster's nodes (the same reports, in the same order).
+    Example: matchlog audit --all      matchlog audit 01a1fd1f-6d40 --seq 17      matchlog audit --all --ray auto
     """
     if (match is None) == (not all_matches):
         raise UsageError("give one MATCH or --all", code="usage.arguments")
     if seq is not None and match is None:
         raise UsageError("--seq needs a MATCH", code="usage.arguments")
-    with open_log(db, server) as log:
+    if seq is not None and ray is not None:
+        raise UsageError("--seq reports on one event here; --ray is for auditing many matches", code="usage.arguments")
+    with open_log(db, server, archive=archive) as log:
         if seq is not None:
             report = log.dispute(match, seq)  # type: ignore[arg-type]
             findings = report.findings
@@ -91,7 +107,16 @@ def audit_command(
             else:
                 print_dispute(report)
         else:
-            reports = list(log.audit(None if match is None else [match]))
+            chosen = None if match is None else [match]
+            if ray is not None:
+                from matchlog.cluster import require_ray
+
+                require_ray()
+                from matchlog.cluster import audit_on_ray
+
+                reports = list(audit_on_ray(log, chosen, address=ray))
+            else:
+                reports = list(log.audit(chosen))
             findings = [f for r in reports for f in r.findings]
             if json:
                 emit_json({"ok": not findings, "matches": reports})
