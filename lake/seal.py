@@ -110,34 +110,36 @@ def archive_log(
     table = open_table(to, create=True)
     done = {info.match_id: archived_seq(table, info.match_id) if table is not None else -1 for info in ended}
     todo = [info for info in ended if done[info.match_id] < info.last_seq]
-    already = len(ended) - len(todo)
     source = source or f"{socket.gethostname()}:{log.location}"
     total = sum(info.last_seq - done[info.match_id] for info in todo)
-    matches = events = commits = retries = 0
+    events = commits = retries = 0
+    mine: set[UUID] = set()
     refused: list[Finding] = []
     for planned in _batches(todo, done, batch_events):
-        batch = planned
         for attempt in range(_ATTEMPTS):
+            # The snapshot the commit is checked against: what it holds of these matches is not
+            # written again, and Delta refuses the commit if another one archives any of them
+            # after this snapshot (the same application transaction ids).
+            table = _latest(to, table)
+            for info in planned:
+                done[info.match_id] = archived_seq(table, info.match_id) if table is not None else -1
+            batch = [info for info in planned if done[info.match_id] < info.last_seq]
             rows, sealed, found = _rows(log, to, table, batch, done, source)
             if not sealed:
                 refused += found
                 break
             try:
-                table = _commit(to, table, rows, sealed)
+                _commit(to, table, rows, sealed)
             except _Raced:
                 retries += 1
                 time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))  # let the other commit land
-                table = open_table(to, create=True)
-                for info in batch:  # what the other process archived meanwhile is not ours to write
-                    done[info.match_id] = archived_seq(table, info.match_id) if table is not None else -1
-                batch = [info for info in batch if done[info.match_id] < info.last_seq]
                 continue
             refused += found
             commits += 1
-            matches += len(sealed)
             events += rows.num_rows
             for info in sealed:
                 done[info.match_id] = info.last_seq
+                mine.add(info.match_id)
             break
         else:
             raise StoreError(
@@ -147,6 +149,8 @@ def archive_log(
             )
         if on_progress is not None:
             on_progress(events, total)
+    already = sum(1 for info in ended if info.match_id not in mine and done[info.match_id] >= info.last_seq)
+    matches = len(mine)
     return Sealed(str(to), matches, events, already, tuple(refused), commits, retries, time.monotonic() - began)
 
 
@@ -205,11 +209,15 @@ def _continues(log: Log, to: str, table: Any, info: MatchInfo, archived: int) ->
     only went on since it was archived)."""
     import duckdb
 
-    dataset = table.to_pyarrow_dataset()
-    rows = duckdb.connect().from_arrow(dataset).filter(f"match_id = '{info.match_id}' AND seq = {archived}").fetchall()
+    rows = (
+        duckdb.connect()
+        .from_arrow(table.to_pyarrow_dataset())
+        .filter(f"match_id = '{info.match_id}' AND seq = {archived}")
+        .select("hash")
+        .fetchall()
+    )
     in_log = log.read(info.match_id, start=archived, stop=archived)
-    columns = dataset.schema.names
-    return bool(rows) and bool(in_log) and bytes(rows[0][columns.index("hash")]) == in_log[0].hash
+    return bool(rows) and bool(in_log) and bytes(rows[0][0]) == in_log[0].hash
 
 
 def _figures(log: Log, infos: list[MatchInfo]) -> dict[UUID, list[tuple[int | None, str, float]]]:
@@ -334,13 +342,21 @@ def _match(info: MatchInfo) -> dict[str, Any]:
     }
 
 
-def _commit(to: str, table: Any, rows: pa.Table, sealed: list[MatchInfo]) -> Any:
-    """Append `rows` to the table in one commit that records each sealed match's last seq; returns
-    the table as of that commit.
+def _latest(to: str, table: Any) -> Any:
+    """The table as of its latest commit (None: there is none yet)."""
+    if table is None:
+        return open_table(to, create=True)
+    table.update_incremental()
+    return table
+
+
+def _commit(to: str, table: Any, rows: pa.Table, sealed: list[MatchInfo]) -> None:
+    """Append `rows` to the table (as of the snapshot `table`; None: make the table) in one commit
+    that records each sealed match's last seq.
 
     Raises:
-        _Raced: Delta refused the commit (another commit archived some of these matches, or made
-            the table first).
+        _Raced: Delta refused the commit (a commit after the snapshot archived some of these
+            matches, or another process made the table first).
         StoreError: the table cannot be written (`archive.write`).
     """
     delta = deltalake()
@@ -352,7 +368,8 @@ def _commit(to: str, table: Any, rows: pa.Table, sealed: list[MatchInfo]) -> Any
         delta.write_deltalake(
             table if table is not None else str(to),
             rows,
-            mode="append",
+            # A new table is made only if there is none: one made meanwhile is another process's.
+            mode="append" if table is not None else "error",
             partition_by=PARTITIONS,
             # Nothing of an archive is ever rewritten: Delta itself refuses deletes and updates.
             configuration={"delta.appendOnly": "true"} if table is None else None,
@@ -367,4 +384,3 @@ def _commit(to: str, table: Any, rows: pa.Table, sealed: list[MatchInfo]) -> Any
         raise StoreError(f"cannot write the archive at {to}: {error}", code="archive.write") from None
     except OSError as error:
         raise StoreError(f"cannot write the archive at {to}: {error}", code="archive.write") from None
-    return open_table(to)
