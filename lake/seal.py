@@ -36,17 +36,19 @@ from matchlog.events import StoreError, now_us
 from matchlog.replay.projections import figures_of
 from matchlog.store import Finding, MatchInfo
 
-from .table import FIGURE, MATCH, PARTITIONS, ROWS, SEALED, SEAT, app_id, archived_seq, deltalake, open_table
+from .table import FIGURE, MATCH, PARTITIONS, ROWS, SEALED, SEAT, app_id, archived_heads, deltalake, open_table
 
 if TYPE_CHECKING:
     from matchlog import Log
 
 __all__ = ["Sealed", "archive_log", "covering_checkpoints"]
 
-#: Events a batch holds (about; whole matches), and matches asked of the log at once (a server
-#: takes match ids in its URL).
+#: Events a batch holds (about; whole matches); matches whose events are asked of a server at once
+#: (it takes them in its URL); matches whose figures are asked at once (a server answers SQL with
+#: at most 100,000 rows).
 BATCH_EVENTS = 250_000
-_ASK_MATCHES = 250
+_ASK_SERVER = 250
+_ASK_FIGURES = 2_000
 #: Commits of one batch that Delta may refuse (another process archived some of its matches)
 #: before the run gives up.
 _ATTEMPTS = 8
@@ -108,7 +110,8 @@ def archive_log(
         key=lambda info: info.match_id,
     )
     table = open_table(to, create=True)
-    done = {info.match_id: archived_seq(table, info.match_id) if table is not None else -1 for info in ended}
+    heads = archived_heads(table)
+    done = {info.match_id: heads.get(info.match_id, -1) for info in ended}
     todo = [info for info in ended if done[info.match_id] < info.last_seq]
     source = source or f"{socket.gethostname()}:{log.location}"
     total = sum(info.last_seq - done[info.match_id] for info in todo)
@@ -121,8 +124,9 @@ def archive_log(
             # written again, and Delta refuses the commit if another one archives any of them
             # after this snapshot (the same application transaction ids).
             table = _latest(to, table)
+            heads = archived_heads(table, [info.match_id for info in planned])
             for info in planned:
-                done[info.match_id] = archived_seq(table, info.match_id) if table is not None else -1
+                done[info.match_id] = heads.get(info.match_id, -1)
             batch = [info for info in planned if done[info.match_id] < info.last_seq]
             rows, sealed, found = _rows(log, to, table, batch, done, source)
             if not sealed:
@@ -176,11 +180,7 @@ def _rows(
 ) -> tuple[pa.Table, list[MatchInfo], list[Finding]]:
     """The rows that archive a batch, the matches they seal, and the matches refused."""
     ids = [info.match_id for info in batch]
-    findings = [
-        finding
-        for start in range(0, len(ids), _ASK_MATCHES)
-        for finding in log.verify(ids[start : start + _ASK_MATCHES]).findings
-    ]
+    findings = list(log.verify(ids).findings) if ids else []
     bad = {finding.match_id for finding in findings}
     for info in batch:
         archived = done[info.match_id]
@@ -193,12 +193,11 @@ def _rows(
     sealed = [info for info in batch if info.match_id not in bad]
     if not sealed:
         return pa.table({}), [], findings
-    frame = pa.concat_tables(
-        [
-            log.events_frame(matches=[info.match_id for info in sealed[start : start + _ASK_MATCHES]])
-            for start in range(0, len(sealed), _ASK_MATCHES)
-        ]
-    )
+    from matchlog import ServerLog
+
+    step = _ASK_SERVER if isinstance(log, ServerLog) else len(sealed)
+    asked = [[info.match_id for info in sealed[at : at + step]] for at in range(0, len(sealed), step)]
+    frame = pa.concat_tables([log.events_frame(matches=ids) for ids in asked])
     figures = _figures(log, sealed)
     checkpoints = covering_checkpoints(log, sealed)
     return _assemble(frame, sealed, done, figures, checkpoints, source), sealed, findings
@@ -223,28 +222,34 @@ def _continues(log: Log, to: str, table: Any, info: MatchInfo, archived: int) ->
 def _figures(log: Log, infos: list[MatchInfo]) -> dict[UUID, list[tuple[int | None, str, float]]]:
     """Each match's figures: the log's projection where it is current, else worked out from its
     events here (the log itself is not changed)."""
-    figures: dict[UUID, list[tuple[int | None, str, float]]] = {info.match_id: [] for info in infos}
-    current: set[UUID] = set()
-    heads = {info.match_id: info.last_seq for info in infos}
-    for start in range(0, len(infos), _ASK_MATCHES):
-        listed = ", ".join(f"'{info.match_id}'" for info in infos[start : start + _ASK_MATCHES])
+    found: dict[str, list[tuple[int | None, str, float]]] = {str(info.match_id): [] for info in infos}
+    heads = {str(info.match_id): info.last_seq for info in infos}
+    current: set[str] = set()
+    for start in range(0, len(infos), _ASK_FIGURES):
+        listed = ", ".join(f"'{info.match_id}'" for info in infos[start : start + _ASK_FIGURES])
         projected = log.sql(
             f"SELECT match_id::VARCHAR, last_seq, version FROM projected WHERE match_id IN ({listed})", max_rows=100_000
         )
-        current |= {
-            UUID(match_id)
-            for match_id, last_seq, version in projected.rows
-            if version == FIGURES_VERSION and last_seq == heads[UUID(match_id)]
-        }
         rows = log.sql(
             f"SELECT match_id::VARCHAR, seat, figure, value FROM figures WHERE match_id IN ({listed})"
             " ORDER BY match_id, seat NULLS FIRST, figure",
             max_rows=100_000,
         )
+        if rows.truncated or projected.truncated:
+            continue  # more rows than a query returns: these matches' figures are worked out below
+        current |= {
+            match_id
+            for match_id, last_seq, version in projected.rows
+            if version == FIGURES_VERSION and last_seq == heads[match_id]
+        }
         for match_id, seat, figure, value in rows.rows:
-            figures[UUID(match_id)].append((seat, figure, float(value)))
+            found[match_id].append((seat, figure, float(value)))
+    figures = {}
     for info in infos:
-        if info.match_id not in current:
+        key = str(info.match_id)
+        if key in current:
+            figures[info.match_id] = found[key]
+        else:
             figures[info.match_id] = [tuple(row) for row in figures_of(log.read(info.match_id))]  # type: ignore[misc]
     return figures
 

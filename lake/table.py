@@ -13,15 +13,17 @@ answers every question the log does:
     sealed    when and from which log it was archived, the figures' version, and the checkpoint
               that covers the match (the proofs' signed note; null until a log keeps checkpoints)
 
-On every other row these four are null. How far each match is archived is kept by Delta itself:
-every commit carries one application transaction per match it archives (`txn`, app id
-`matchlog:MATCH_ID`, version = the match's last archived seq), which is what makes archiving
-idempotent and safe from several logs at once: Delta refuses a commit that races another commit
-of the same match, whichever process or machine made it.
+On every other row these four are null, so how far each match is archived is read from its
+head rows (`archived_heads`). Every commit also carries one Delta application transaction per match
+it archives (`txn`: app id `matchlog:MATCH_ID`, version = the match's last archived seq), which is
+what makes archiving safe from several logs at once: Delta refuses a commit that races another
+commit of the same match, whichever process or machine made it. (Those transactions guard the
+race; they are not read to find what is archived, since Delta gives them out one by one.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -38,6 +40,7 @@ __all__ = [
     "SEALED",
     "SEAT",
     "app_id",
+    "archived_heads",
     "archived_seq",
     "deltalake",
     "is_archive",
@@ -127,8 +130,32 @@ def app_id(match_id: UUID | str) -> str:
     return f"matchlog:{match_id}"
 
 
+def archived_heads(table: Any, match_ids: Sequence[UUID] | None = None) -> dict[UUID, int]:
+    """The last seq each match (of `match_ids`, or every match) is archived up to, as of `table`'s
+    version, from the head rows (the range of the ids is handed to the dataset, so only the files
+    that can hold them are read)."""
+    if table is None or (match_ids is not None and not match_ids):
+        return {}
+    import duckdb
+
+    where = ""
+    if match_ids is not None:
+        texts = sorted(str(m) for m in match_ids)
+        listed = ", ".join(f"'{text}'" for text in texts)
+        where = f"AND match_id BETWEEN '{texts[0]}' AND '{texts[-1]}' AND match_id IN ({listed})"
+    connection = duckdb.connect()
+    try:
+        connection.register("archived", table.to_pyarrow_dataset())
+        rows = connection.execute(
+            f"SELECT match_id, max(match.last_seq) FROM archived WHERE match IS NOT NULL {where} GROUP BY match_id"
+        ).fetchall()
+    finally:
+        connection.close()
+    return {UUID(match_id): int(last_seq) for match_id, last_seq in rows}
+
+
 def archived_seq(table: Any, match_id: UUID | str) -> int:
-    """The last seq of a match the table holds (-1: none of it)."""
+    """The last seq of a match that Delta's application transactions say is archived (-1: none)."""
     version = table.transaction_version(app_id(match_id))
     return -1 if version is None else int(version)
 
