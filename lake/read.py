@@ -21,7 +21,7 @@ from uuid import UUID
 import duckdb
 
 from matchlog.events import DecodeError, Record, StoreError, decode, uuid_from_int
-from matchlog.store import Finding, Store
+from matchlog.store import Finding, Store, is_interrupt
 from matchlog.store.chain import SQL_EXPECTED_HASH
 from matchlog.store.log import _SANDBOX, _memory_limit  # a log's own sandbox and memory limit
 from matchlog.store.schema import DDL
@@ -39,7 +39,7 @@ SELECT match_id::UUID AS match_id, seq, event_id::UUID AS event_id,
        make_timestamp(epoch_us(recorded_at)) AS recorded_at, actor, game, type, version, seat, payload, hash
 FROM archived;
 CREATE TABLE heads AS
-SELECT match_id, game, match, seats, figures, sealed FROM archived WHERE match IS NOT NULL
+SELECT match_id, game, match, seats, figures, sealed FROM head_rows
 QUALIFY row_number() OVER (PARTITION BY match_id ORDER BY seq DESC) = 1;
 INSERT INTO matches
 SELECT match_id::UUID, game, match.status, make_timestamp(epoch_us(match.created_at)),
@@ -57,6 +57,7 @@ DROP TABLE heads;
 """
 
 _COLUMNS = "seq, event_id, epoch_us(recorded_at), actor, type, version, payload, hash"
+_HEAD_COLUMNS = ["match_id", "game", "month", "seq", "match", "seats", "figures", "sealed"]
 
 #: `Store.verify`'s checks over the archive's rows: each chain re-hashed (store/chain.py), seqs
 #: gapless from 0, seq 0 a match.started, and the head the catalogue names the chain's.
@@ -74,7 +75,7 @@ WITH chained AS (
            max(seq) AS last_seq
     FROM chained GROUP BY match_id
 ), catalogue AS (
-    SELECT match_id::VARCHAR AS match_id, last_seq, head_hash FROM matches {{where}}
+    SELECT match_id::VARCHAR AS match_id, last_seq, head_hash FROM matches {{catalogue_where}}
 ), head_in_log AS (
     SELECT c.match_id, e.hash FROM chained e JOIN catalogue c ON e.match_id = c.match_id AND e.seq = c.last_seq
 )
@@ -121,15 +122,36 @@ class ArchiveStore(Store):
         super().__init__(path, read_only=True)
 
     def _open(self) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         self.table = open_table(self.path)
         dataset = self.table.to_pyarrow_dataset()
+        # The head rows, read by Arrow straight from the files (one pass over four mostly empty columns).
+        try:
+            heads = dataset.to_table(columns=_HEAD_COLUMNS, filter=pc.field("match").is_valid())
+        except (OSError, pa.ArrowException) as error:
+            raise StoreError(f"cannot read the archive at {self.path}: {error}", code="archive.unreadable") from None
         connection = duckdb.connect(
-            ":memory:", config={**_SANDBOX, "memory_limit": _memory_limit(), "lock_configuration": True}
+            ":memory:",
+            config={**_SANDBOX, "memory_limit": _memory_limit()},
         )
         try:
+            # No progress bar on a long scan (a setting of the session: cursors inherit it), then the
+            # configuration is locked, as a log's is.
+            connection.execute("SET enable_progress_bar = false; SET lock_configuration = true")
             connection.register("archived", dataset)
+            connection.register("head_rows", heads)
             connection.execute(DDL)
             connection.execute(_LOAD)
+            connection.unregister("head_rows")
+            # Where each match's rows are: its partition, so that reading it opens one file or two.
+            self._places = {
+                _uuid(match_id): (game, month)
+                for match_id, game, month in zip(
+                    *(heads.column(name).to_pylist() for name in ("match_id", "game", "month")), strict=True
+                )
+            }
         except duckdb.Error as error:
             connection.close()
             raise StoreError(f"cannot read the archive at {self.path}: {error}", code="archive.unreadable") from None
@@ -151,27 +173,19 @@ class ArchiveStore(Store):
 
     def read(self, match_id: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Record]:
         resolved = match_id if isinstance(match_id, UUID) else self.resolve(match_id)
-        rows = (
-            self._read()
-            .execute(
-                f"SELECT {_COLUMNS} FROM archived WHERE match_id = '{resolved}' AND seq >= ? AND seq <= ? ORDER BY seq",
-                [start, stop if stop is not None else 2**62],
-            )
-            .fetchall()
+        rows = self._fetch(
+            f"SELECT {_COLUMNS} FROM archived WHERE {self._one(resolved)} AND seq >= ? AND seq <= ? ORDER BY seq",
+            [start, stop if stop is not None else 2**62],
         )
         if not rows:
             self.resolve(resolved)  # raises UnknownMatch when there is no such match
         return [_record(resolved, row) for row in rows]
 
     def read_events(self, match_id: UUID, *, start: int = 0, stop: int | None = None) -> list[tuple[int, Any]]:
-        rows = (
-            self._read()
-            .execute(
-                f"SELECT seq, type, version, payload FROM archived WHERE match_id = '{match_id}' AND seq >= ?"
-                " AND seq <= ? ORDER BY seq",
-                [start, stop if stop is not None else 2**62],
-            )
-            .fetchall()
+        rows = self._fetch(
+            f"SELECT seq, type, version, payload FROM archived WHERE {self._one(match_id)} AND seq >= ?"
+            " AND seq <= ? ORDER BY seq",
+            [start, stop if stop is not None else 2**62],
         )
         try:
             return [(seq, decode(payload, tag=tag, version=version)) for seq, tag, version, payload in rows]
@@ -179,7 +193,7 @@ class ArchiveStore(Store):
             raise DecodeError(f"match {match_id}: {error.message}") from None
 
     def records(self, match_ids: Sequence[UUID] | None = None, *, batch_rows: int = 100_000) -> Iterator[Record]:
-        query = f"SELECT match_id, {_COLUMNS} FROM archived {_where(match_ids)} ORDER BY match_id, seq"
+        query = f"SELECT match_id, {_COLUMNS} FROM archived {self._where(match_ids)} ORDER BY match_id, seq"
         match_text, match_id = "", None
         for columns in self._stream(query, [], batch_rows):
             for row in zip(*columns.values(), strict=True):
@@ -190,18 +204,54 @@ class ArchiveStore(Store):
     def event_columns(
         self, match_ids: Sequence[UUID] | None = None, *, batch_rows: int = 100_000
     ) -> Iterator[tuple[list[str], list[int], list[str], list[int], list[str]]]:
-        query = f"SELECT match_id AS m, seq, type, version, payload FROM archived {_where(match_ids)} ORDER BY m, seq"
+        where = self._where(match_ids)
+        query = f"SELECT match_id AS m, seq, type, version, payload FROM archived {where} ORDER BY m, seq"
         for columns in self._stream(query, [], batch_rows):
             yield columns["m"], columns["seq"], columns["type"], columns["version"], columns["payload"]
 
+    def _fetch(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """A query's rows; the table's files unreadable is a StoreError.
+
+        Raises:
+            StoreError: a file of the table cannot be read (`archive.unreadable`).
+        """
+        try:
+            return self._read().execute(query, list(params)).fetchall()
+        except duckdb.Error as error:
+            raise self._unreadable(error) from None
+
+    def _stream(self, query: str, params: list[Any], batch_rows: int) -> Iterator[dict[str, list[Any]]]:
+        try:
+            yield from super()._stream(query, params, batch_rows)
+        except duckdb.Error as error:
+            raise self._unreadable(error) from None
+
+    def _unreadable(self, error: duckdb.Error) -> BaseException:
+        if is_interrupt(error):
+            return KeyboardInterrupt()
+        text = str(error).strip().splitlines()
+        return StoreError(
+            f"cannot read the archive at {self.path}: {text[0] if text else error}", code="archive.unreadable"
+        )
+
     def events_frame_rows(self, match_ids: Sequence[UUID] | None) -> Any:
         """`frames.events_frame`'s rows (ids and hashes as text) for some matches or all, read by
-        match id as text."""
+        match id as text.
+
+        Raises:
+            StoreError: a file of the table cannot be read (`archive.unreadable`).
+        """
+        try:
+            return self._frame_rows(match_ids)
+        except duckdb.Error as error:
+            raise self._unreadable(error) from None
+
+    def _frame_rows(self, match_ids: Sequence[UUID] | None) -> Any:
         return (
             self._read()
             .sql(
                 "SELECT match_id, seq, event_id, make_timestamp(epoch_us(recorded_at)) AS recorded_at, actor, game,"
-                f" type, version, seat, payload, lower(hex(hash)) AS hash FROM archived {_where(match_ids)}"
+                f" type, version, seat, payload, lower(hex(hash)) AS hash FROM archived {self._where(match_ids)}"
                 " ORDER BY match_id, seq"
             )
             .to_arrow_table()
@@ -220,7 +270,7 @@ class ArchiveStore(Store):
             ids = [self.resolve(matches)]
         else:
             ids = list(matches)
-        rows = self._read().execute(_VERIFY.format(where=_where(ids))).fetchall()
+        rows = self._fetch(_VERIFY.format(where=self._where(ids), catalogue_where=_where(ids)))
         findings = []
         for mid, gap_at, gap_found, bad_hash_at, bad_start, last_seq, cat_last, cat_head, hash_there, kind in rows:
             match_id = _uuid(mid)
@@ -245,6 +295,25 @@ class ArchiveStore(Store):
                 message = f"the head row's hash for seq {cat_last} ({bytes(cat_head).hex()[:16]}…) is not the chain's"
                 findings.append(Finding(match_id, cat_last, "chain.head_mismatch", message))
         return findings
+
+    def _one(self, match_id: UUID) -> str:
+        """The filter on one match's rows: its partition (game and month) and its id."""
+        game, month = self._places.get(match_id, (None, None))
+        if game is None:
+            return f"match_id = '{match_id}'"
+        return f"game = '{game}' AND month = '{month}' AND match_id = '{match_id}'"
+
+    def _where(self, match_ids: Sequence[UUID] | None) -> str:
+        """`_where`, with the partitions (games and months) the matches are in."""
+        where = _where(match_ids)
+        if not match_ids:
+            return where
+        places = {self._places.get(m) for m in match_ids}
+        if None in places:
+            return where
+        games = ", ".join(sorted({f"'{game}'" for game, _ in places}))  # type: ignore[misc]
+        months = ", ".join(sorted({f"'{month}'" for _, month in places}))  # type: ignore[misc]
+        return f"{where} AND game IN ({games}) AND month IN ({months})"
 
 
 def _where(match_ids: Sequence[UUID] | None) -> str:
