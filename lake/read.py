@@ -6,7 +6,7 @@ extension is needed): the events stay in the table's Parquet files and are read 
 `events` view; reads of one match or a batch of matches filter on the match id as text, which
 DuckDB hands down to the dataset, so only the files and row groups that hold them are read),
 while the catalogue, `seats` and `figures`, small beside the events, are built in memory once,
-from the head rows, as the log's own tables with the log's own types and views. The connection is
+from the head rows (`heads`), as the log's own tables with the log's own types and views. The connection is
 sandboxed as a log's is: `sql` can read the archive and nothing else.
 """
 
@@ -26,6 +26,7 @@ from matchlog.store.chain import SQL_EXPECTED_HASH
 from matchlog.store.log import _SANDBOX, _memory_limit  # a log's own sandbox and memory limit
 from matchlog.store.schema import DDL
 
+from .heads import head_rows
 from .table import open_table
 
 __all__ = ["ArchiveStore"]
@@ -38,9 +39,7 @@ CREATE VIEW events AS
 SELECT match_id::UUID AS match_id, seq, event_id::UUID AS event_id,
        make_timestamp(epoch_us(recorded_at)) AS recorded_at, actor, game, type, version, seat, payload, hash
 FROM archived;
-CREATE TABLE heads AS
-SELECT match_id, game, match, seats, figures, sealed FROM head_rows
-QUALIFY row_number() OVER (PARTITION BY match_id ORDER BY seq DESC) = 1;
+CREATE VIEW heads AS SELECT match_id, game, match, seats, figures, sealed FROM head_rows;
 INSERT INTO matches
 SELECT match_id::UUID, game, match.status, make_timestamp(epoch_us(match.created_at)),
        make_timestamp(epoch_us(match.ended_at)), match.players, match.strategies, match.options, match.last_seq,
@@ -53,11 +52,10 @@ FROM (SELECT match_id, unnest(seats) AS s FROM heads);
 INSERT INTO figures
 SELECT match_id::UUID, f.seat, f.figure, f.value FROM (SELECT match_id, unnest(figures) AS f FROM heads);
 INSERT INTO projected SELECT match_id::UUID, match.last_seq, sealed.figures_version FROM heads;
-DROP TABLE heads;
+DROP VIEW heads;
 """
 
 _COLUMNS = "seq, event_id, epoch_us(recorded_at), actor, type, version, payload, hash"
-_HEAD_COLUMNS = ["match_id", "game", "month", "seq", "match", "seats", "figures", "sealed"]
 
 #: `Store.verify`'s checks over the archive's rows: each chain re-hashed (store/chain.py), seqs
 #: gapless from 0, seq 0 a match.started, and the head the catalogue names the chain's.
@@ -123,13 +121,13 @@ class ArchiveStore(Store):
 
     def _open(self) -> None:
         import pyarrow as pa
-        import pyarrow.compute as pc
 
         self.table = open_table(self.path)
         dataset = self.table.to_pyarrow_dataset()
-        # The head rows, read by Arrow straight from the files (one pass over four mostly empty columns).
+        # The head rows: saved beside the table, and read by Arrow from the files added since.
         try:
-            heads = dataset.to_table(columns=_HEAD_COLUMNS, filter=pc.field("match").is_valid())
+            heads, _ = head_rows(self.path, self.table, dataset)
+            self._heads = heads
         except (OSError, pa.ArrowException) as error:
             raise StoreError(f"cannot read the archive at {self.path}: {error}", code="archive.unreadable") from None
         connection = duckdb.connect(
@@ -209,6 +207,32 @@ class ArchiveStore(Store):
         for columns in self._stream(query, [], batch_rows):
             yield columns["m"], columns["seq"], columns["type"], columns["version"], columns["payload"]
 
+    def _check_saved_heads(self) -> list[Finding]:
+        """The head rows this store read (partly saved beside the table) against the same read from
+        every data file: a match whose saved head row differs, or is missing or extra, is a finding.
+
+        Raises:
+            StoreError: a file of the table cannot be read (`archive.unreadable`).
+        """
+        import pyarrow as pa
+
+        try:
+            fresh, _ = head_rows(self.path, self.table, self.table.to_pyarrow_dataset(), saved=False)
+        except (OSError, pa.ArrowException) as error:
+            raise StoreError(f"cannot read the archive at {self.path}: {error}", code="archive.unreadable") from None
+        read = {row["match_id"]: row for row in self._heads.to_pylist()}
+        found = {row["match_id"]: row for row in fresh.to_pylist()}
+        return [
+            Finding(
+                _uuid(match_id),
+                None,
+                "archive.saved_heads",
+                "the head row saved in _matchlog/ is not the table's (delete _matchlog/: it is a cache)",
+            )
+            for match_id in sorted(read.keys() | found.keys())
+            if read.get(match_id) != found.get(match_id)
+        ]
+
     def _fetch(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """A query's rows; the table's files unreadable is a StoreError.
 
@@ -271,7 +295,7 @@ class ArchiveStore(Store):
         else:
             ids = list(matches)
         rows = self._fetch(_VERIFY.format(where=self._where(ids), catalogue_where=_where(ids)))
-        findings = []
+        findings = [] if ids is not None else self._check_saved_heads()
         for mid, gap_at, gap_found, bad_hash_at, bad_start, last_seq, cat_last, cat_head, hash_there, kind in rows:
             match_id = _uuid(mid)
             if kind == "no catalogue":

@@ -36,6 +36,7 @@ from matchlog.events import StoreError, now_us
 from matchlog.replay.projections import figures_of
 from matchlog.store import Finding, MatchInfo
 
+from .heads import head_rows, save_heads
 from .table import FIGURE, MATCH, PARTITIONS, ROWS, SEALED, SEAT, app_id, archived_heads, deltalake, open_table
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ def archive_log(
         key=lambda info: info.match_id,
     )
     table = open_table(to, create=True)
-    heads = archived_heads(table)
+    heads = _archived(to, table)
     done = {info.match_id: heads.get(info.match_id, -1) for info in ended}
     todo = [info for info in ended if done[info.match_id] < info.last_seq]
     source = source or f"{socket.gethostname()}:{log.location}"
@@ -153,6 +154,8 @@ def archive_log(
             )
         if on_progress is not None:
             on_progress(events, total)
+    if commits or table is not None:
+        _save_heads(to)
     already = sum(1 for info in ended if info.match_id not in mine and done[info.match_id] >= info.last_seq)
     matches = len(mine)
     return Sealed(str(to), matches, events, already, tuple(refused), commits, retries, time.monotonic() - began)
@@ -345,6 +348,22 @@ def _match(info: MatchInfo) -> dict[str, Any]:
         "series_id": info.series_id,
         "series_game": info.series_game,
     }
+
+
+def _archived(to: str, table: Any) -> dict[UUID, int]:
+    """The last seq each match is archived up to (the saved head rows, and the files added since)."""
+    if table is None:
+        return {}
+    rows, _ = head_rows(to, table, table.to_pyarrow_dataset())
+    lasts = pc.struct_field(rows.column("match"), "last_seq").to_pylist()
+    return {UUID(match_id): last for match_id, last in zip(rows.column("match_id").to_pylist(), lasts, strict=True)}
+
+
+def _save_heads(to: str) -> None:
+    """Save the head rows as of the table's latest version, for readers (a cache: see `heads`)."""
+    table = open_table(to)
+    heads, files = head_rows(to, table, table.to_pyarrow_dataset())
+    save_heads(to, table.version(), heads, files)
 
 
 def _latest(to: str, table: Any) -> Any:

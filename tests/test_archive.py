@@ -196,8 +196,19 @@ def test_verify_finds_rows_added_or_rewritten_behind_matchlogs_back(archived: tu
         f"FAIL match {head['match_id']} seq {head['seq'] + 1} [chain.hash_mismatch] seq {head['seq'] + 1}: the stored "
         "hash is not the hash of its row and the row before"
     ]
+    # The head rows saved beside the table (a cache) changed: verify reads them from the table.
+    saved = next((copy / "_matchlog").glob("heads-*.parquet"))
+    cached = pq.read_table(saved)
+    winners = cached.column("match").to_pylist()
+    changed = {**winners[0], "winners": [1 - w for w in winners[0]["winners"] or [0]]}
+    column = pa.array([changed, *winners[1:]], cached.schema.field("match").type)
+    pq.write_table(cached.set_column(cached.schema.get_field_index("match"), "match", column), saved)
+    out, _ = invoke("verify", "--archive", str(copy), code=1)
+    assert f"FAIL match {cached.column('match_id')[0].as_py()} [archive.saved_heads]" in out
+    shutil.rmtree(copy / "_matchlog")  # it is a cache: without it, the head rows are read from the table
+    assert len(invoke("verify", "--archive", str(copy), code=1)[0].splitlines()) == 1  # the forged row
     # A data file rewritten in place no longer matches what the table's log says of it.
-    victim = sorted(copy.rglob("*.parquet"))[0]
+    victim = sorted(copy.glob("game=*/month=*/*.parquet"))[0]
     rows = pq.read_table(victim)
     pq.write_table(rows.slice(1), victim)
     _, err = invoke("verify", "--archive", str(copy), code=2)
