@@ -38,7 +38,7 @@ from matchlog.referee import play_series, resume_match
 from matchlog.referee.tournament import Setup, play_numbered, run_tournament
 from matchlog.store import Store
 
-from .conftest import fill_log
+from .conftest import Served, fill_log
 
 CLI = [sys.executable, "-m", "matchlog.cli"]
 
@@ -129,6 +129,19 @@ def test_the_commands_read_an_archive_with_the_same_output(archived: tuple[Path,
     assert invoke("stats", "--archive", str(db.parent / "nowhere"), code=2)[1].startswith("error[archive.missing]")
     refused = invoke("archive", "--to", str(db.parent / "x"), "--db", str(db), "--before", "soon", code=2)
     assert refused[1].startswith("error[usage.before]")
+
+
+def test_a_log_that_a_service_owns_archives_through_it(served: Served, tmp_path: Path):
+    archive = tmp_path / "archive"
+    with matchlog.open(served.url, token=served.admin) as log:
+        ended = [info for info in log.matches() if info.status != "running"]
+        done = archive_log(log, str(archive))
+        assert done.matches == len(ended) and done.refused == ()
+        with matchlog.open(archive) as sealed:
+            assert sealed.verify().ok
+            assert msgspec.to_builtins(sealed.matches()) == msgspec.to_builtins(ended)
+            for info in ended[:6]:
+                assert answers_of_one(sealed, info.match_id) == answers_of_one(log, info.match_id)
 
 
 def test_an_archive_is_read_only(archived: tuple[Path, Path]):

@@ -24,6 +24,8 @@ from matchlog.cluster import audit_on_ray, ray_pool
 from matchlog.referee.tournament import run_tournament
 from matchlog.store import Store
 
+from .conftest import Served
+
 LOOPBACK = "127.0.0.1"
 #: Ray's own switch for "no cluster beyond this machine": every Ray process binds to and dials
 #: 127.0.0.1 (otherwise Ray advertises the machine's outward address, even on one machine).
@@ -106,6 +108,18 @@ def test_a_tournament_on_the_cluster_records_what_worker_processes_record(cluste
     assert spread == here and len(spread) == 24 and all(not report["findings"] for report in spread)
 
 
+def test_a_tournament_on_the_cluster_records_through_the_service_that_owns_the_log(cluster: Any, served: Served):
+    with matchlog.open(served.url, token=served.admin) as log:
+        result = run_tournament(
+            "davinci", ["random", "seed-ai"], games=8, store=log, seed=3, pool=ray_pool(cluster.address)
+        )
+        assert (result.finished, result.findings, result.failures) == (8, (), ())
+        ours = [info for info in log.matches(limit=None) if info.series_id == result.tournament_id]
+        assert sorted(info.series_game for info in ours) == list(range(1, 9))
+        assert all(info.status == "finished" for info in ours)
+        assert log.verify([info.match_id for info in ours]).ok
+
+
 def test_the_commands_on_the_cluster_ctrl_c_included(cluster: Any, tmp_path: Path):
     db = tmp_path / "log.duckdb"
     command = [*CLI, "tournament", "backgammon", "-p", "random", "-p", "heuristic", "--games", "100000"]
@@ -152,9 +166,32 @@ def test_the_commands_on_the_cluster_ctrl_c_included(cluster: Any, tmp_path: Pat
     assert unreachable.returncode == 2 and unreachable.stderr.startswith("error[cluster.unreachable]")
 
 
+SLOW_PLAYER = """
+import random
+import time
+
+
+class Slow:
+    \"\"\"A Porrinha player that thinks 10 ms a call: every node stays busy while the games last.\"\"\"
+
+    def __init__(self, seed=None):
+        self.rng = random.Random(seed)
+
+    def hand(self, table):
+        time.sleep(0.01)
+        return self.rng.randint(0, table.chopsticks(table.index))
+
+    def guess(self, table):
+        time.sleep(0.01)
+        return next(g for g in range(table.chopstick_count + 1) if table.valid_guess(g))
+"""
+
+
 def test_a_node_killed_mid_tournament_loses_only_its_games_in_flight(cluster: Any, tmp_path: Path):
     """Runs last: it leaves the cluster a node short."""
-    games = 60
+    games = 30
+    player = tmp_path / "slow.py"
+    player.write_text(SLOW_PLAYER)
     figures: list[Any] = []
     killed: list[int] = []
 
@@ -165,8 +202,8 @@ def test_a_node_killed_mid_tournament_loses_only_its_games_in_flight(cluster: An
 
     with Store(tmp_path / "log.duckdb") as store:
         result = run_tournament(
-            "backgammon",
-            ["random", "heuristic"],
+            "porrinha",
+            [f"{player}:Slow", "reasoner", f"{player}:Slow"],
             games=games,
             store=store,
             seed=8,
