@@ -94,33 +94,34 @@ class _Messages:
 
 
 @ray.remote(max_retries=0, num_cpus=1)
-def _play(setup: Setup, numbers: list[int], flag: Any) -> Iterator[tuple[float, list[tuple[Any, ...]]]]:
-    """Play `numbers` in turn; yield (seconds of play, messages) for what finished, every
-    `_SEND_EVERY` seconds of play and at the end. Ray does not retry it: the pool does."""
+def _play(setup: Setup, numbers: list[int], flag: Any) -> Iterator[tuple[float, float, list[tuple[Any, ...]]]]:
+    """Play `numbers` in turn; yield (seconds of play, CPU seconds, messages) for what finished,
+    every `_SEND_EVERY` seconds of play and at the end. Ray does not retry it: the pool does."""
     stop = _Asked(flag)
     messages = _Messages()
-    began = sent = time.perf_counter()
+    began = time.perf_counter()
+    used = time.process_time()
     for number in numbers:
         if stop.is_set():
             break  # queued behind the stop: nothing of it was played
         going = play_numbered(setup, number, messages, stop)
-        now = time.perf_counter()
         if not going:
             break
-        if now - sent >= _SEND_EVERY:
-            yield now - began, messages.take()
-            began = sent = now
-    yield time.perf_counter() - began, messages.take()
+        if time.perf_counter() - began >= _SEND_EVERY:
+            yield time.perf_counter() - began, time.process_time() - used, messages.take()
+            began, used = time.perf_counter(), time.process_time()
+    yield time.perf_counter() - began, time.process_time() - used, messages.take()
 
 
 class TaskFigures:
-    """What the tasks of one tournament did: how many, how many matches, and seconds of play (on
-    the workers, summed), from which per-task figures and projections are worked out."""
+    """What the tasks of one tournament did: how many, how many matches, seconds of play and CPU
+    seconds on the workers (summed), from which per-task figures and projections are worked out."""
 
     def __init__(self) -> None:
         self.tasks = 0
         self.matches = 0
         self.busy_seconds = 0.0
+        self.cpu_seconds = 0.0
         self.replayed = 0
         self.cpus = 0
 
@@ -230,7 +231,7 @@ class RayPool:
             del self.running[generator]
             return []
         try:
-            seconds, messages = ray.get(reference)
+            seconds, cpu_seconds, messages = ray.get(reference)
         except ray.exceptions.RayError as error:
             del self.running[generator]
             self._lost(task, error)
@@ -240,6 +241,7 @@ class RayPool:
                 task.finished.add(message[1])
                 self.figures.matches += 1
         self.figures.busy_seconds += seconds
+        self.figures.cpu_seconds += cpu_seconds
         return messages
 
     def _lost(self, task: _Task, error: BaseException) -> None:
