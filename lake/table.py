@@ -121,7 +121,9 @@ def deltalake() -> Any:
     try:
         import deltalake
     except ImportError:
-        raise UsageError("the archive needs the deltalake package: pip install 'matchlog[archive]'") from None
+        raise UsageError(
+            "the archive needs the deltalake package: pip install 'matchlog[archive]'", code="usage.archive"
+        ) from None
     return deltalake
 
 

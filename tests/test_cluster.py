@@ -117,7 +117,10 @@ def test_a_tournament_on_the_cluster_records_through_the_service_that_owns_the_l
         ours = [info for info in log.matches(limit=None) if info.series_id == result.tournament_id]
         assert sorted(info.series_game for info in ours) == list(range(1, 9))
         assert all(info.status == "finished" for info in ours)
-        assert log.verify([info.match_id for info in ours]).ok
+        ids = [info.match_id for info in ours]
+        assert log.verify(ids).ok
+        spread = list(audit_on_ray(log, ids, address=cluster.address, batch=3))  # the events come over HTTP
+        assert msgspec.to_builtins(spread) == msgspec.to_builtins(list(log.audit(sorted(ids))))
 
 
 def test_the_commands_on_the_cluster_ctrl_c_included(cluster: Any, tmp_path: Path):
