@@ -189,8 +189,9 @@ class RayPool:
             ready = list(dict.fromkeys([*ready, *more]))
         elif time.monotonic() - self._checked_cpus > 5:
             self._checked_cpus = time.monotonic()
-            if self._cpus() == 0:
-                return None  # no node with a CPU is left: nothing will play the rest
+            if self._cpus() == 0:  # no node with a CPU is left: nothing will play the rest
+                self.failed = messages + self.failed  # (stop gives them to the writer)
+                return None
         for generator in ready:
             messages.extend(self._next(generator))
         return messages

@@ -520,6 +520,7 @@ def _record(
                 if not messages:
                     if time.monotonic() - writer.flushed_at >= _BATCH_SECONDS:
                         writer.flush()
+                    pool.hand_out(done)  # (a pool may have taken work back: a cluster's lost task)
                     continue
                 for message in messages:
                     if writer.take(message):

@@ -169,6 +169,24 @@ def test_the_commands_on_the_cluster_ctrl_c_included(cluster: Any, tmp_path: Pat
     assert unreachable.returncode == 2 and unreachable.stderr.startswith("error[cluster.unreachable]")
 
 
+def test_a_match_that_keeps_killing_its_worker_is_reported_not_replayed_for_ever(cluster: Any, tmp_path: Path):
+    player = tmp_path / "fatal.py"
+    player.write_text("import os\n\nclass Fatal:\n    def __init__(self):\n        os._exit(3)\n")
+    figures: list[Any] = []
+    with Store(tmp_path / "log.duckdb") as store:
+        result = run_tournament(
+            "porrinha",
+            ["random", f"{player}:Fatal"],
+            games=1,
+            store=store,
+            seed=1,
+            pool=ray_pool(cluster.address, figures=figures.append),
+        )
+        assert (result.finished, result.unfinished) == (0, 0) and figures[0].replayed == 3
+        assert len(result.failures) == 1 and "lost 4 times with its node or worker" in result.failures[0]
+        assert store.matches() == [] and store.verify() == []
+
+
 SLOW_PLAYER = """
 import random
 import time
