@@ -10,7 +10,7 @@ import typer
 
 from matchlog.events import UsageError
 
-from .base import DEFAULT_DB, Db, Json, Quiet, Server, app, reports_errors
+from .base import DEFAULT_DB, Db, Json, Server, app, reports_errors
 from .output import console, emit_json, errors, finding_dict
 
 
@@ -24,7 +24,7 @@ def archive(
     before: Annotated[
         str | None, typer.Option(help="Only matches that ended before this date (YYYY-MM-DD[THH:MM], UTC).")
     ] = None,
-    quiet: Quiet = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     db: Db = DEFAULT_DB,
     server: Server = None,
     json: Json = False,
