@@ -7,6 +7,7 @@ through the same interface, the one the `matchlog` command itself uses::
 
     log = matchlog.open("matches.duckdb")           # read-only unless write=True
     log = matchlog.open("http://127.0.0.1:8080")    # a server (token= for more than public views)
+    log = matchlog.open("archive/")                 # an archive (a Delta table), read-only
     for info in log.matches(game="porrinha", status="finished", limit=5):
         match = log.match(info.match_id)
         print(match.state_at(3, as_seat=0).text)
@@ -24,7 +25,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .log import Log
 
-__all__ = ["FileLog", "Line", "Log", "Match", "Position", "ServerLog", "SqlResult", "Verification", "open"]
+__all__ = [
+    "ArchiveLog",
+    "FileLog",
+    "Line",
+    "Log",
+    "Match",
+    "Position",
+    "ServerLog",
+    "SqlResult",
+    "Verification",
+    "open",
+]
 
 try:
     __version__ = metadata.version("matchlog")
@@ -32,6 +44,7 @@ except metadata.PackageNotFoundError:  # running from a checkout that was never 
     __version__ = "0+unknown"
 
 _LAZY = {
+    "ArchiveLog": ".archive",
     "FileLog": ".file",
     "ServerLog": ".server",
     "Line": ".log",
@@ -50,14 +63,16 @@ def open(
     token: str | None = None,
     mode: str | None = None,
 ) -> Log:
-    """Open a match log: a DuckDB file path (read-only unless `write`), or the URL of a running
-    `matchlog serve`. A file that a server owns is reached through that server, with the admin's
+    """Open a match log: a DuckDB file path (read-only unless `write`), the URL of a running
+    `matchlog serve`, or an archive's directory (a Delta table written by `matchlog archive`,
+    always read-only). A file that a server owns is reached through that server, with the admin's
     rights if this user may read the log's token file, else with `token` (or public views).
 
     `mode` is for the CLI: "auto" opens a file for writing where it may, and "create" may make one.
 
     Raises:
         StoreError: no log there, or it cannot be opened (`store.busy` names the process holding it).
+        UsageError: an archive, and the deltalake package is not installed.
         RemoteError: the server cannot be reached.
     """
     text = os.fspath(target)
@@ -65,6 +80,14 @@ def open(
         from .server import ServerLog
 
         return ServerLog(text, token=token or os.environ.get("MATCHLOG_TOKEN"))
+    if os.path.isdir(os.path.join(text, "_delta_log")):
+        if write:
+            from matchlog.events import StoreError
+
+            raise StoreError(f"{text} is an archive: it is read-only", code="archive.read_only")
+        from .archive import ArchiveLog
+
+        return ArchiveLog(text)
     from .locate import admin_token, read_server_file
 
     served = read_server_file(text) if text != ":memory:" else None

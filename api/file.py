@@ -206,12 +206,47 @@ class FileLog(Log):
         elif isinstance(matches, UUID | str):
             count, events = 1, self.store.match(matches).last_seq + 1
         else:
-            infos = [self.store.match(m) for m in matches]
-            count, events = len(infos), sum(i.last_seq + 1 for i in infos)
+            count, events = self._counted(matches)
         return Verification(ok=not findings, matches=count, events=events, findings=list(findings), deep=deep)
 
+    def _counted(self, matches: Sequence[UUID]) -> tuple[int, int]:
+        """How many of `matches` the catalogue holds, and their events: one query, not one a match
+        (an archiver verifies thousands at a time)."""
+        ids = list(matches)
+        if len(ids) <= 8:
+            infos = [self.store.match(m) for m in ids]
+            return len(infos), sum(i.last_seq + 1 for i in infos)
+        rows = self.store.query(
+            "SELECT count(*), coalesce(sum(last_seq + 1), 0) FROM matches WHERE match_id IN (SELECT unnest(?::UUID[]))",
+            [[str(m) for m in ids]],
+        )
+        if rows[0][0] < len(set(ids)):
+            self._resolved(ids)  # raises UnknownMatch, naming one that is not in the log
+        return int(rows[0][0]), int(rows[0][1])
+
+    def _resolved(self, matches: Sequence[UUID | str]) -> list[UUID]:
+        """Full ids of `matches` (ids or unique prefixes); ids are checked in one query.
+
+        Raises:
+            UnknownMatch: one of them is not in the log.
+        """
+        given = list(matches)
+        if len(given) <= 8 or not all(isinstance(m, UUID) for m in given):
+            return [self.store.resolve(m) for m in given]
+        # (a list of ids only: checked in one query)
+        found = {
+            row[0]
+            for row in self.store.query(
+                "SELECT match_id FROM matches WHERE match_id IN (SELECT unnest(?::UUID[]))", [[str(m) for m in given]]
+            )
+        }
+        for match_id in given:
+            if match_id not in found:
+                self.store.resolve(match_id)  # raises UnknownMatch
+        return given  # type: ignore[return-value]
+
     def audit(self, matches: Sequence[UUID | str] | None = None, *, as_seat: int | None = None) -> Iterator[MatchAudit]:
-        ids = None if matches is None else [self.store.resolve(m) for m in matches]
+        ids = None if matches is None else self._resolved(matches)
         if as_seat is None:
             return audit(self.store, ids)
         chosen = ids if ids is not None else [info.match_id for info in self.store.matches()]
@@ -249,7 +284,7 @@ class FileLog(Log):
         as_seat: int | None = None,
         on_skip: Callable[[UUID, MatchlogError], None] | None = None,
     ) -> int:
-        ids = None if matches is None else [self.store.resolve(m) for m in matches]
+        ids = None if matches is None else self._resolved(matches)
         if as_seat is not None:
             if format != "jsonl":
                 raise UsageError("a seat's view is exported as JSON Lines only", code="usage.export")
@@ -268,7 +303,7 @@ class FileLog(Log):
     ) -> Any:
         from .frames import events_frame
 
-        ids = None if matches is None else [self.store.resolve(m) for m in matches]
+        ids = None if matches is None else self._resolved(matches)
         return events_frame(self.store, game=game, matches=ids, flatten=flatten)
 
     def results_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:

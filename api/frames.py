@@ -26,7 +26,7 @@ __all__ = ["events_frame", "results_frame", "seats_frame"]
 
 _EVENT_COLUMNS = (
     "match_id::VARCHAR AS match_id, seq, event_id::VARCHAR AS event_id, recorded_at, actor, game, type, version,"
-    " seat, payload, lower(hex(hash)) AS hash"
+    " seat, payload, lower(hex(hash)) AS hash, leaf"
 )
 
 

@@ -49,6 +49,7 @@ def main() -> None:
         run("bench_backgammon.py", "--games", "200", "--pygammon-games", "20")
         run("bench_fish.py", "--positions", "50", "--games", "20")
         run("bench_players.py", "--scale", "0.2")
+        run("bench_scale.py", str(args.log), "--scale", "0.1")
     else:
         run("bench_compare.py", "--big", str(args.log))
         run("bench_stats.py", str(args.log))
@@ -56,6 +57,7 @@ def main() -> None:
         run("bench_backgammon.py", "--games", "1000", "--pygammon-games", "60")
         run("bench_fish.py")
         run("bench_players.py")
+        run("bench_scale.py", str(args.log))
     run("bench_store.py", "--events", "200000" if args.quick else "1000000")
     if args.quick:
         run("bench_proofs.py", "--events", "200000", "--rounds", "3", "--live-seconds", "2", "--logs", str(args.log))

@@ -30,6 +30,7 @@ from .output import (
 __all__ = [
     "DEFAULT_DB",
     "FISH_TIMEOUT",
+    "Archive",
     "AsSeat",
     "Cols",
     "Db",
@@ -137,6 +138,14 @@ Db = Annotated[
     typer.Option("--db", envvar="MATCHLOG_DB", help="The log file.", show_default=True),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON for programs instead of text.")]
+Archive = Annotated[
+    Path | None,
+    typer.Option(
+        "--archive",
+        metavar="PATH",
+        help="Read the archive at PATH (the Delta table matchlog archive writes) instead of the log.",
+    ),
+]
 DEFAULT_DB = Path("matches.duckdb")
 #: The course's limit on a Fish player's call.
 FISH_TIMEOUT = 30.0
@@ -176,19 +185,25 @@ def reports_errors(command: F) -> F:
     return run  # type: ignore[return-value]
 
 
-def open_log(db: Path, server: str | None = None, *, create: bool = False) -> Log:
-    """The log a command works on: the server at `server`; else the server that owns `db` (found
+def open_log(db: Path, server: str | None = None, *, create: bool = False, archive: Path | None = None) -> Log:
+    """The log a command works on: the archive at `archive` (read-only); else the server at
+    `server`; else the server that owns `db` (found
     through the file it writes beside the log); else the file itself, for writing where this user
     may (that rolls the catalogue forward after a crash and lets time travel cache its snapshots),
     read-only where not. Only commands that record may create a file, so a mistyped --db never
     leaves an empty log behind.
 
     Raises:
-        StoreError: no log there (`store.missing`), or it cannot be opened.
+        StoreError: no log there (`store.missing`, `archive.missing`), or it cannot be opened.
         RemoteError: the server cannot be reached.
+        UsageError: an archive, and deltalake is not installed.
     """
     import matchlog
 
+    if archive is not None:
+        from matchlog.archive import ArchiveLog
+
+        return ArchiveLog(archive)
     if server:
         return matchlog.open(server)
     return matchlog.open(db, mode="create" if create else "auto")

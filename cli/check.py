@@ -12,6 +12,7 @@ from matchlog.events import MatchlogError, UsageError
 
 from .base import (
     DEFAULT_DB,
+    Archive,
     AsSeat,
     Db,
     Json,
@@ -50,9 +51,11 @@ def verify(
     ] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
+    archive: Archive = None,
     json: Json = False,
 ) -> None:
-    """Check the hash chain of every event, and each match's head in the catalogue.
+    """Check the hash chain of every event, and each match's head in the catalogue (with --archive:
+    every archived chain, re-hashed, and each match's head row).
 
     With --deep, also everything derived from the events: each row of matches, seats and figures is
     derived again and compared, and a sample of cached snapshots folded again (a bad one is dropped).
@@ -65,7 +68,7 @@ def verify(
     from .proofs import key_text, read_note_file  # (imported here: `matchlog --help` lists verify first)
 
     notes = [read_note_file(path) for path in against or []]
-    with open_log(db, server) as log:
+    with open_log(db, server, archive=archive) as log:
         result = log.verify(match, deep=deep)
         problems = log.verify_against(notes, key=key_text(key) if key else None) if notes else []
     findings, count, matches = result.findings, result.events, result.matches
@@ -103,8 +106,18 @@ def audit_command(
         int | None, typer.Option(min=0, help="The dispute report for this event of MATCH: the evidence about it.")
     ] = None,
     as_seat: AsSeat = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS",
+            help="Judge on the Ray cluster at ADDRESS (host:port, auto, local): this process reads the log "
+            "and verifies the chains, the cluster's nodes re-judge the matches; needs matchlog[ray].",
+        ),
+    ] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
+    archive: Archive = None,
     json: Json = False,
 ) -> None:
     """Re-judge recorded matches by the rules, from the log alone; exit status 1 on any finding.
@@ -115,6 +128,7 @@ def audit_command(
     With --seq N: the state before event N (as the referee and as the acting seat saw it), the answer,
     the ruling and its rule, the legal alternatives, and the hashes that prove the record unchanged.
     With --as-seat K: the report as seat K may see it (nothing of what it could not see then).
+    With --ray, the re-judging is spread over a Ray cluster's nodes (the same reports, in the same order).
     Example: matchlog audit --all      matchlog audit 01a1fd1f-6d40 --seq 17
     """
     if (match is None) == (not all_matches):
@@ -123,7 +137,11 @@ def audit_command(
         raise UsageError("--seq needs a MATCH", code="usage.arguments")
     if as_seat is not None and match is None:
         raise UsageError("--as-seat needs a MATCH", code="usage.arguments")
-    with open_log(db, server) as log:
+    if ray is not None and (seq is not None or as_seat is not None):
+        raise UsageError(
+            "--ray is for auditing many matches whole: not with --seq or --as-seat", code="usage.arguments"
+        )
+    with open_log(db, server, archive=archive) as log:
         if seq is not None:
             report = log.dispute(match, seq, as_seat=as_seat)  # type: ignore[arg-type]
             findings = report.findings
@@ -136,7 +154,16 @@ def audit_command(
                 print_dispute(report)
                 console.out(_proof_line(match, seq, bundle, why_not))  # type: ignore[arg-type]
         else:
-            reports = list(log.audit(None if match is None else [match], as_seat=as_seat))
+            chosen = None if match is None else [match]
+            if ray is not None:
+                from matchlog.cluster import require_ray
+
+                require_ray()
+                from matchlog.cluster import audit_on_ray
+
+                reports = list(audit_on_ray(log, chosen, address=ray))
+            else:
+                reports = list(log.audit(chosen, as_seat=as_seat))
             findings = [f for r in reports for f in r.findings]
             if json:
                 emit_json({"ok": not findings, "matches": reports})

@@ -9,6 +9,7 @@ import typer
 
 from .base import (
     DEFAULT_DB,
+    Archive,
     AsSeat,
     Db,
     Json,
@@ -41,11 +42,12 @@ def list_matches(
     offset: Annotated[int, typer.Option(min=0, max=1_000_000_000, help="Skip this many first (paging).")] = 0,
     db: Db = DEFAULT_DB,
     server: Server = None,
+    archive: Archive = None,
     json: Json = False,
 ) -> None:
     """List the matches in the log, newest first."""
     started = since_option(since)
-    with open_log(db, server) as log:
+    with open_log(db, server, archive=archive) as log:
         found = log.matches(game=game, status=status, player=player, since=started, limit=limit, offset=offset)
     if json:
         emit_json([match_dict(info) for info in found])
@@ -63,10 +65,11 @@ def show(
     as_seat: AsSeat = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
+    archive: Archive = None,
     json: Json = False,
 ) -> None:
     """Show a match's state at a seq, as the referee saw it or as one seat did."""
-    with open_log(db, server) as log:
+    with open_log(db, server, archive=archive) as log:
         info = log.info(match)
         position = log.state(info.match_id, at, as_seat=as_seat)
     if json:
@@ -96,10 +99,11 @@ def replay(
     as_seat: AsSeat = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
+    archive: Archive = None,
     json: Json = False,
 ) -> None:
     """Replay a match step by step: one event a line, with what it changed."""
-    with open_log(db, server) as log:
+    with open_log(db, server, archive=archive) as log:
         info = log.info(match)
         lines = log.lines(info.match_id, start=start, stop=stop, as_seat=as_seat)
     if json:

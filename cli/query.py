@@ -20,6 +20,7 @@ from matchlog.store import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
 
 from .base import (
     DEFAULT_DB,
+    Archive,
     Db,
     Json,
     Server,
@@ -58,6 +59,7 @@ def stats(
     ] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
+    archive: Archive = None,
     json: Json = False,
 ) -> None:
     """Statistics across matches: win rates with 95% intervals, first-mover advantage, match length,
@@ -71,7 +73,7 @@ def stats(
     if json and csv:
         raise UsageError("choose --json or --csv, not both", code="usage.arguments")
     started = since_option(since)
-    with open_log(db, server) as log:
+    with open_log(db, server, archive=archive) as log:
         result = log.stats(game, by=by.value, since=started)
     if plot is not None:
         plot_statistics(result, plot)
@@ -99,6 +101,7 @@ def sql(
     ] = DEFAULT_SQL_ROWS,
     db: Db = DEFAULT_DB,
     server: Server = None,
+    archive: Archive = None,
     json: Json = False,
     csv: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
 ) -> None:
@@ -110,7 +113,7 @@ def sql(
     """
     if json and csv:
         raise UsageError("choose --json or --csv, not both", code="usage.arguments")
-    with open_log(db, server) as log:
+    with open_log(db, server, archive=archive) as log:
         result = log.sql(query, timeout=timeout, max_rows=max_rows)
     columns, rows = result.columns, result.rows
     if json:

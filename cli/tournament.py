@@ -73,6 +73,15 @@ def tournament(
     force_jobs: Annotated[
         bool, typer.Option("--force-jobs", help="Allow --jobs beyond the cores of this machine.")
     ] = False,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS",
+            help="Play the games as tasks on the Ray cluster at ADDRESS (host:port, auto, local, ray://...) "
+            "instead of worker processes here; needs matchlog[ray].",
+        ),
+    ] = None,
     seats: Annotated[int | None, typer.Option(min=1, help="Players per table (default: the game's least).")] = None,
     option: Annotated[
         list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
@@ -111,6 +120,10 @@ def tournament(
     from matchlog.referee.tournament import run_tournament
 
     get_engine(game)
+    if ray is not None and (jobs is not None or knockout):
+        raise UsageError(
+            "--ray plays a round-robin on a cluster: it takes neither --jobs nor --knockout", code="usage.ray"
+        )
     settings = _options(option or [])
     if timeout is None:
         timeout = FISH_TIMEOUT if game == "fish" else DEFAULT_TIMEOUT
@@ -175,6 +188,7 @@ def tournament(
                 in_process=in_process,
                 limits=limits,
                 force_jobs=force_jobs,
+                pool=_ray_pool(ray) if ray is not None else None,
             )
         finally:
             if progress.live.is_started:  # stopping one never started would print a blank line
@@ -219,6 +233,20 @@ def tournament(
         raise typer.Exit(1)
     if result.interrupted:
         raise typer.Exit(130)
+
+
+def _ray_pool(address: str) -> Any:
+    """The pool that plays on the Ray cluster at `address` (ray is imported only now).
+
+    Raises:
+        UsageError: ray is not installed.
+    """
+    from matchlog.cluster import require_ray
+
+    require_ray()
+    from matchlog.cluster import ray_pool
+
+    return ray_pool(address)
 
 
 def knockout_progress() -> Callable[[Any, Any], None]:

@@ -1,10 +1,15 @@
-"""Round-robin tournaments: matches played in worker processes, one writer recording them all.
+"""Round-robin tournaments: matches played by a pool of workers, one writer recording them all.
 
 Every table of K players (every pairing when K is 2) plays in every seat order, the games spread
 evenly over those arrangements. Workers play with fresh player objects per match and stream each
 match's events back as they go; this process is the log's one writer and appends them in bulk
 transactions. Ctrl-C stops cleanly: what the workers sent is stored, every match that had started
 but not finished is ended as abandoned ("interrupted"), and the chains are verified.
+
+Where the matches are played is a `Pool`: worker processes on this machine (`--jobs`, here), or
+tasks on a Ray cluster (`matchlog.cluster`). Every pool plays each match with `play_numbered` and
+sends the writer the same messages, so the writer loop, the progress, the standings and the
+Ctrl-C handling are one piece of code whatever plays the games.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import random
 import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 import msgspec
@@ -45,7 +50,17 @@ from .play import DEFAULT_TIMEOUT, RUNNERS, play_match
 from .players import make_player, seats_from_specs
 from .sandbox import Limits
 
-__all__ = ["Standing", "TournamentResult", "arrangements", "cores", "ratings", "run_tournament"]
+__all__ = [
+    "Pool",
+    "Setup",
+    "Standing",
+    "TournamentResult",
+    "arrangements",
+    "cores",
+    "play_numbered",
+    "ratings",
+    "run_tournament",
+]
 
 #: Events a worker gathers before sending them.
 _CHUNK = 500
@@ -152,66 +167,190 @@ class _QueueRecorder:
         self.flush()
 
 
-def _worker(
-    tasks: Any,
-    results: Any,
-    stop: Any,
-    game: str,
-    seats: list[Seat],
-    options: dict[str, Any],
-    timeout: float | None,
-    seed: int,
-    tournament_id: str,
-    total: int,
-    in_process: bool = False,
-    limits: Limits | None = None,
-) -> None:
-    """Play the tasks handed out until told to stop; Ctrl-C is the writer's to handle."""
+class Setup(msgspec.Struct, frozen=True):
+    """What a worker needs to play any match of a tournament (sent once to each worker or task)."""
+
+    game: str
+    seats: tuple[Seat, ...]  # the roster, in sign-up order
+    options: dict[str, Any]
+    timeout: float | None
+    seed: int
+    tournament_id: str
+    total: int  # matches in all
+    orders: tuple[tuple[int, ...], ...]  # every arrangement (`arrangements`), taken in turn
+    in_process: bool = False  # a user's class plays in this process, not a child of its own
+    limits: Limits | None = None  # what a child player may use
+
+    def order(self, number: int) -> tuple[int, ...]:
+        """The seat order of match `number` (0-based): the arrangements are taken in turn."""
+        return self.orders[number % len(self.orders)]
+
+
+def play_numbered(setup: Setup, number: int, results: Any, stop: Any) -> bool:
+    """Play match `number` (0-based) of the tournament, putting the writer's messages into
+    `results` (anything with `put`) as it goes; `stop.is_set()` is checked every few steps.
+
+    Returns False when the writer asked to stop: what was played is sent, and the match, not ended,
+    is the writer's to end as interrupted. A match that cannot be played is sent as "failed".
+    The seed of a match depends only on the tournament's seed and its number, so a match that is
+    played again (a Ray task rerun after its node died) is the same match.
+    """
+    order = setup.order(number)
+    rng = random.Random(f"{setup.seed}:{number}")
+    table = [setup.seats[i] for i in order]
+    match_id = uuid7()
+    recorder = _QueueRecorder(results, stop, number, match_id)
+    results.put(("start", number, match_id.bytes, list(order)))
+    players: list[object] = []
+    try:
+        for seat in table:
+            rng_of_seat = random.Random(rng.randrange(2**63))
+            players.append(
+                make_player(setup.game, seat.player, rng_of_seat, in_process=setup.in_process, limits=setup.limits)
+            )
+        result = play_match(
+            setup.game,
+            table,
+            players,
+            options=setup.options,
+            recorder=recorder,
+            timeout=setup.timeout,
+            series=Series(setup.tournament_id, number + 1, setup.total),
+            seed=rng.randrange(2**63),
+            match_id=match_id,
+        )
+    except _Stopped:
+        return False  # the writer ends the match as interrupted
+    except Exception as error:  # the match could not be played: say so, and carry on
+        recorder.flush()
+        results.put(("failed", number, match_id.bytes, f"{type(error).__name__}: {error}"))
+        return True
+    finally:
+        close_players(players)  # each match's child players end with it
+    results.put(("end", number, match_id.bytes, list(result.outcome.places)))
+    return True
+
+
+def _worker(tasks: Any, results: Any, stop: Any, setup: Setup) -> None:
+    """Play the match numbers handed out until told to stop; Ctrl-C is the writer's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
     while not stop.is_set():
         try:
-            task = tasks.get(timeout=0.5)
+            number = tasks.get(timeout=0.5)
         except queue.Empty:
             if parent is not None and not parent.is_alive():
                 return  # the writer is gone: nobody would record the match
             continue
-        if task is None:
+        if number is None or not play_numbered(setup, number, results, stop):
             return
-        number, order = task
-        rng = random.Random(f"{seed}:{number}")
-        table = [seats[i] for i in order]
-        match_id = uuid7()
-        recorder = _QueueRecorder(results, stop, number, match_id)
-        results.put(("start", number, match_id.bytes, list(order)))
-        players: list[object] = []
+
+
+# -- where matches are played ------------------------------------------------------------------
+
+
+class Pool(Protocol):
+    """Where a tournament's matches are played: worker processes here (`--jobs`), or tasks on a
+    cluster (`matchlog.cluster`). Every pool plays each match with `play_numbered` and hands the
+    writer the messages it puts, in the order it put them for each match."""
+
+    def start(self) -> None:
+        """Start the workers (the writer holds Ctrl-C back meanwhile)."""
+
+    def hand_out(self, done: int) -> None:
+        """Keep enough matches queued, given how many have finished; never more than the total."""
+
+    def receive(self, timeout: float) -> list[tuple[Any, ...]] | None:
+        """The messages that arrived within `timeout` seconds ([]: none yet); None when every worker
+        is gone and nothing more will come."""
+
+    def stop(self) -> Iterator[tuple[Any, ...]]:
+        """Ask the workers to stop at their next step, and yield what they send until they have
+        (a worker that does not stop in time is ended, and loses what it had not sent)."""
+
+    def shortfall(self, missing: int, games: int) -> str:
+        """Why `missing` of `games` matches were not played, though nobody stopped the tournament."""
+
+
+class _Processes:
+    """Worker processes on this machine, fed match numbers through a queue (the `--jobs` pool)."""
+
+    def __init__(self, setup: Setup, jobs: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.tasks = context.Queue()
+        self.results = context.Queue()
+        self.stopping = context.Event()
+        self.workers = [
+            context.Process(target=_worker, args=(self.tasks, self.results, self.stopping, setup), daemon=True)
+            for _ in range(jobs)
+        ]
+        self.games = setup.total
+        self.handed_out = 0
+
+    def start(self) -> None:
+        for worker in self.workers:
+            worker.start()
+
+    def hand_out(self, done: int) -> None:
+        """Keep a few numbers queued per worker (not all of them: a stopped run must not wait on them)."""
+        while self.handed_out < self.games and self.handed_out - done < 2 * len(self.workers):
+            self.tasks.put(self.handed_out)
+            self.handed_out += 1
+            if self.handed_out == self.games:
+                for _ in self.workers:
+                    self.tasks.put(None)
+
+    def receive(self, timeout: float) -> list[tuple[Any, ...]] | None:
         try:
-            for seat in table:
-                players.append(
-                    make_player(
-                        game, seat.player, random.Random(rng.randrange(2**63)), in_process=in_process, limits=limits
-                    )
-                )
-            result = play_match(
-                game,
-                table,
-                players,
-                options=options,
-                recorder=recorder,
-                timeout=timeout,
-                series=Series(tournament_id, number + 1, total),
-                seed=rng.randrange(2**63),
-                match_id=match_id,
-            )
-        except _Stopped:
-            return  # the writer ends the match as interrupted
-        except Exception as error:  # the match could not be played: say so, and carry on
-            recorder.flush()
-            results.put(("failed", number, match_id.bytes, f"{type(error).__name__}: {error}"))
-            continue
+            return [self.results.get(timeout=timeout)]
+        except queue.Empty:
+            if not any(worker.is_alive() for worker in self.workers) and self.results.empty():
+                return None  # every worker is gone: what they did not finish is unfinished
+            return []
+
+    def stop(self) -> Iterator[tuple[Any, ...]]:
+        workers, results = self.workers, self.results
+        self.stopping.set()
+        try:
+            deadline = time.monotonic() + _STOP_SECONDS
+            while any(w.pid is not None and w.is_alive() for w in workers) and time.monotonic() < deadline:
+                try:
+                    message = results.get(timeout=0.05)
+                except (queue.Empty, EOFError, OSError):
+                    continue
+                yield message
+            stragglers = [worker for worker in workers if worker.pid is not None and worker.is_alive()]
+            while not stragglers:  # every worker has exited: what is left in the queue is whole
+                try:
+                    message = results.get(timeout=0.05)
+                except (queue.Empty, EOFError, OSError):
+                    break
+                yield message
         finally:
-            close_players(players)  # each match's child players end with it
-        results.put(("end", number, match_id.bytes, list(result.outcome.places)))
+            for worker in workers:
+                if worker.pid is not None and worker.is_alive():
+                    worker.terminate()  # a worker that ignores the stop loses what it had not sent
+            _end(workers)
+            # Nobody reads the queues any more: do not wait on them at exit.
+            for channel in (self.tasks, results):
+                channel.cancel_join_thread()
+                channel.close()
+
+    def shortfall(self, missing: int, games: int) -> str:
+        codes = ", ".join(str(w.exitcode) for w in self.workers)
+        return f"every worker stopped (exit codes {codes}) with {missing} of {games} matches not played"
+
+
+def _end(workers: Sequence[Any]) -> None:
+    """Wait for every started worker to end: terminated ones a moment, then killed."""
+    deadline = time.monotonic() + _TERMINATE_SECONDS
+    for worker in workers:
+        if worker.pid is not None:
+            worker.join(timeout=max(0.0, deadline - time.monotonic()))
+    for worker in workers:
+        if worker.pid is not None and worker.is_alive():
+            worker.kill()
+            worker.join()
 
 
 # -- the writer --------------------------------------------------------------------------------
@@ -344,18 +483,21 @@ def run_tournament(
     seed: int | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     on_progress: Callable[[int, int], None] | None = None,
+    pool: Callable[[Setup], Pool] | None = None,
     in_process: bool = False,
     limits: Limits | None = None,
     force_jobs: bool = False,
 ) -> TournamentResult:
     """Play `games` matches over every table and seat order, in `jobs` worker processes (default:
-    one per core; more than the cores only with `force_jobs`). Every worker has ended when this
+    one per core; more than the cores only with `force_jobs`), or in the pool `pool(setup)` makes
+    (`matchlog.cluster.ray_pool` plays them on a Ray cluster). Every worker has ended when this
     returns or raises, whatever happened. A user's class plays in a child process of its own in
     each match (under `limits`) unless `in_process`.
 
     Raises:
         UsageError: bad players, table size, game, option or number of jobs.
         StoreError: the log refused the tournament's events.
+        RemoteError: (a cluster) it cannot be reached.
     """
     engine = get_engine(game)
     if game not in RUNNERS:
@@ -378,107 +520,19 @@ def run_tournament(
     jobs = jobs or available
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {jobs}", code="usage.jobs")
-    if jobs > available and not force_jobs:
+    if jobs > available and not force_jobs and pool is None:
         raise UsageError(
             f"--jobs {jobs} is more than the {available} cores here: each worker plays flat out, so more only "
             "slow each other down (and every one is a process); give --force-jobs to start them anyway",
             code="usage.jobs",
         )
-
-    context = multiprocessing.get_context("spawn")
-    tasks = context.Queue()
-    results = context.Queue()
-    stop = context.Event()
-    workers = [
-        context.Process(
-            target=_worker,
-            args=(
-                tasks,
-                results,
-                stop,
-                game,
-                roster,
-                full_options,
-                timeout,
-                seed,
-                tournament_id,
-                games,
-                in_process,
-                limits,
-            ),
-            daemon=True,
-        )
-        for _ in range(jobs)
-    ]
+    setup = Setup(
+        game, tuple(roster), full_options, timeout, seed, tournament_id, games, tuple(orders), in_process, limits
+    )
+    workers = pool(setup) if pool is not None else _Processes(setup, jobs)
     writer = _Writer(store)
     began = time.monotonic()
-    interrupted = False
-    handed_out = done = 0
-
-    def hand_out() -> None:
-        """Keep a few tasks queued per worker (not all of them: a stopped run must not wait on them)."""
-        nonlocal handed_out
-        while handed_out < games and handed_out - done < 2 * jobs:
-            tasks.put((handed_out, orders[handed_out % len(orders)]))
-            handed_out += 1
-            if handed_out == games:
-                for _ in range(jobs):
-                    tasks.put(None)
-
-    with _CtrlC() as ctrl_c:  # until every finished match is stored
-        try:
-            with ctrl_c.blocked():
-                for worker in workers:
-                    worker.start()
-            hand_out()
-            while done < games and not ctrl_c.pressed:
-                try:
-                    message = results.get(timeout=0.1)
-                except queue.Empty:
-                    if not any(worker.is_alive() for worker in workers) and results.empty():
-                        break  # every worker is gone: what they did not finish is unfinished
-                    if time.monotonic() - writer.flushed_at >= _BATCH_SECONDS:
-                        writer.flush()
-                    continue
-                if writer.take(message):
-                    done += 1
-                    hand_out()
-                    if on_progress is not None:
-                        on_progress(done, games)
-        except KeyboardInterrupt:  # where no handler could be installed (not the main thread)
-            interrupted = True
-        finally:
-            interrupted = interrupted or ctrl_c.pressed
-            # Let the workers stop at their next step, and store everything they sent until then.
-            stop.set()
-            deadline = time.monotonic() + _STOP_SECONDS
-            while any(w.pid is not None and w.is_alive() for w in workers) and time.monotonic() < deadline:
-                with contextlib.suppress(queue.Empty, EOFError, OSError):
-                    writer.take(results.get(timeout=0.05))
-            stragglers = [worker for worker in workers if worker.pid is not None and worker.is_alive()]
-            if not stragglers:
-                while True:  # every worker has exited: what is left in the queue is whole
-                    try:
-                        writer.take(results.get(timeout=0.05))
-                    except (queue.Empty, EOFError, OSError):
-                        break
-            for worker in stragglers:
-                worker.terminate()  # a worker that ignores the stop loses what it had not sent
-            _end(workers)
-            # Nobody reads the queues any more: do not wait on them at exit.
-            for channel in (tasks, results):
-                channel.cancel_join_thread()
-                channel.close()
-            if done < games and not interrupted:
-                codes = ", ".join(str(w.exitcode) for w in workers)
-                writer.failures.append(
-                    f"every worker stopped (exit codes {codes}) with {games - done} of {games} matches not played"
-                )
-            interrupted = interrupted or ctrl_c.pressed
-            unfinished = list(writer.running)
-            for match_id in unfinished:
-                writer.abandon(match_id, "tournament interrupted" if interrupted else "its worker stopped")
-            writer.flush()
+    interrupted, unfinished = _record(workers, writer, games, on_progress)
     seconds = time.monotonic() - began
     match_ids = [m for m, count in writer.sent.items() if count]
     findings = _chain_findings(store, match_ids)
@@ -497,16 +551,48 @@ def run_tournament(
     )
 
 
-def _end(workers: Sequence[Any]) -> None:
-    """Wait for every started worker to end: terminated ones a moment, then killed."""
-    deadline = time.monotonic() + _TERMINATE_SECONDS
-    for worker in workers:
-        if worker.pid is not None:
-            worker.join(timeout=max(0.0, deadline - time.monotonic()))
-    for worker in workers:
-        if worker.pid is not None and worker.is_alive():
-            worker.kill()
-            worker.join()
+def _record(
+    pool: Pool, writer: _Writer, games: int, on_progress: Callable[[int, int], None] | None
+) -> tuple[bool, list[UUID]]:
+    """The writer loop: start the pool, record what it sends until every match is finished (or
+    Ctrl-C), then stop it and end what it left unfinished. Returns (interrupted, unfinished ids)."""
+    interrupted = False
+    done = 0
+    with _CtrlC() as ctrl_c:  # until every finished match is stored
+        try:
+            with ctrl_c.blocked():
+                pool.start()
+            pool.hand_out(done)
+            while done < games and not ctrl_c.pressed:
+                messages = pool.receive(0.1)
+                if messages is None:
+                    break  # every worker is gone: what they did not finish is unfinished
+                if not messages:
+                    if time.monotonic() - writer.flushed_at >= _BATCH_SECONDS:
+                        writer.flush()
+                    pool.hand_out(done)  # (a pool may have taken work back: a cluster's lost task)
+                    continue
+                for message in messages:
+                    if writer.take(message):
+                        done += 1
+                        if on_progress is not None:
+                            on_progress(done, games)
+                pool.hand_out(done)
+        except KeyboardInterrupt:  # where no handler could be installed (not the main thread)
+            interrupted = True
+        finally:
+            interrupted = interrupted or ctrl_c.pressed
+            # Let the workers stop at their next step, and store everything they sent until then.
+            for message in pool.stop():
+                writer.take(message)
+            if done < games and not interrupted:
+                writer.failures.append(pool.shortfall(games - done, games))
+            interrupted = interrupted or ctrl_c.pressed
+            unfinished = list(writer.running)
+            for match_id in unfinished:
+                writer.abandon(match_id, "tournament interrupted" if interrupted else "its worker stopped")
+            writer.flush()
+    return interrupted, unfinished
 
 
 def _standings(

@@ -428,7 +428,7 @@ def test_a_time_the_log_cannot_hold_is_refused_with_its_code_on_append_and_on_im
     texts = [
         f'{envelope}, "event": {payload}}}'.encode() for envelope, payload in zip(envelopes, payloads, strict=True)
     ]
-    with Store(":memory:") as target, pytest.raises(ImportRejected, match="line 2: .* is not a time"):
+    with Store(":memory:") as target, pytest.raises(ImportRejected, match=r"line 2: .* is not a time"):
         target.import_jsonl(texts)
 
 
