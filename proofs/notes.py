@@ -103,12 +103,20 @@ def load_signer(db: str | Path, *, create: bool, name: str | None = None) -> Sig
         if not create:
             return None
         signer = Signer.generate(name or default_name(db))
+        # Written whole to a private file first, then linked into place: the link is atomic and
+        # fails if another process won the race, so no reader ever sees a half-written key.
+        draft = path.with_name(f".{path.name}.{secrets.token_hex(6)}")
+        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "w") as out:
+                out.write(signer.private_text() + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.link(draft, path)
         except FileExistsError:  # another process made it first: use that one
             return load_signer(db, create=False, name=name)
-        with os.fdopen(descriptor, "w") as out:
-            out.write(signer.private_text() + "\n")
+        finally:
+            draft.unlink(missing_ok=True)
         return signer
     except PermissionError:
         return None

@@ -227,3 +227,17 @@ def test_the_verifier_s_chain_hash_is_the_store_s(prev, seq, actor, seat, payloa
     match, event = "01a1fcca-6e4c-7000-8000-000000000000", "01a1fcca-6e4c-7001-8000-000000000001"
     args = (prev, match, seq, event, 1_700_000_000_000_000, actor, "porrinha", "porrinha.guess_made", 1, seat)
     assert chain_hash(*args, payload) == store_chain_hash(*args, payload)
+
+
+def test_a_key_made_by_racing_processes_is_never_read_half_written(tmp_path):
+    """The service and a CLI command may both make a new log's key at once: the loser must read the
+    winner's whole key, never the empty file the winner has created but not yet written."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from matchlog.proofs.notes import load_signer
+
+    for attempt in range(40):
+        db = tmp_path / f"race{attempt}.duckdb"
+        with ThreadPoolExecutor(8) as pool:
+            keys = list(pool.map(lambda _, db=db: load_signer(db, create=True).private_text(), range(8)))
+        assert len(set(keys)) == 1
