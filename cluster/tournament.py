@@ -79,6 +79,10 @@ class _Asked:
         return self.raised
 
 
+class _NodeLost(RuntimeError):
+    """Raised in a task whose node is going down, so the writer plays its unfinished matches again."""
+
+
 class _Messages:
     """What `play_numbered` puts, kept until the task sends it."""
 
@@ -106,6 +110,13 @@ def _play(setup: Setup, numbers: list[int], flag: Any) -> Iterator[tuple[float, 
             break  # queued behind the stop: nothing of it was played
         going = play_numbered(setup, number, messages, stop)
         if not going:
+            if not stop.is_set():
+                # Not asked to stop: the worker's parent (its node's raylet) is gone, so the node is
+                # going down. What finished is sent; the match cut short is not, so the writer sees
+                # a lost task and plays that match again elsewhere instead of keeping half of it.
+                messages.items = [m for m in messages.items if m[1] != number]
+                yield time.perf_counter() - began, time.process_time() - used, messages.take()
+                raise _NodeLost("the worker's node went down mid-match")
             break
         if time.perf_counter() - began >= _SEND_EVERY:
             yield time.perf_counter() - began, time.process_time() - used, messages.take()
