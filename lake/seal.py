@@ -124,7 +124,7 @@ def archive_log(
             # The snapshot the commit is checked against: what it holds of these matches is not
             # written again, and Delta refuses the commit if another one archives any of them
             # after this snapshot (the same application transaction ids).
-            table = _latest(to, table)
+            table = _latest(table) if table is not None else _create(to)
             heads = archived_heads(table, [info.match_id for info in planned])
             for info in planned:
                 done[info.match_id] = heads.get(info.match_id, -1)
@@ -367,21 +367,18 @@ def _save_heads(to: str) -> None:
     save_heads(to, table.version(), heads, files)
 
 
-def _latest(to: str, table: Any) -> Any:
-    """The table as of its latest commit (None: there is none yet)."""
-    if table is None:
-        return open_table(to, create=True)
+def _latest(table: Any) -> Any:
+    """The table as of its latest commit."""
     table.update_incremental()
     return table
 
 
 def _commit(to: str, table: Any, rows: pa.Table, sealed: list[MatchInfo]) -> None:
-    """Append `rows` to the table (as of the snapshot `table`; None: make the table) in one commit
-    that records each sealed match's last seq.
+    """Append `rows` to the table (as of the snapshot `table`) in one commit that records each
+    sealed match's last seq.
 
     Raises:
-        _Raced: Delta refused the commit (a commit after the snapshot archived some of these
-            matches, or another process made the table first).
+        _Raced: Delta refused the commit (a commit after the snapshot archived some of these matches).
         StoreError: the table cannot be written (`archive.write`).
     """
     delta = deltalake()
@@ -391,21 +388,44 @@ def _commit(to: str, table: Any, rows: pa.Table, sealed: list[MatchInfo]) -> Non
     )
     try:
         delta.write_deltalake(
-            table if table is not None else str(to),
+            table,
             rows,
-            # A new table is made only if there is none: one made meanwhile is another process's.
-            mode="append" if table is not None else "error",
+            mode="append",
             partition_by=PARTITIONS,
-            # Nothing of an archive is ever rewritten: Delta itself refuses deletes and updates.
-            configuration={"delta.appendOnly": "true"} if table is None else None,
             writer_properties=delta.WriterProperties(compression="ZSTD", max_row_group_size=64 * 1024),
             commit_properties=properties,
         )
     except delta.exceptions.CommitFailedError as error:
         raise _Raced(str(error)) from None
+    except (delta.exceptions.DeltaError, OSError) as error:
+        raise StoreError(f"cannot write the archive at {to}: {error}", code="archive.write") from None
+
+
+def _create(to: str) -> Any:
+    """The table at `to`, made empty if there is none.
+
+    It is made empty, never with a batch in it: Delta checks a commit against the commits made
+    since its snapshot, and the commit that makes a table has no snapshot, so two processes making
+    the table at once could both commit their first batch (as versions 0 and 1) with nothing
+    refused. Made empty, every batch is an append checked like any other; two empty creations
+    racing are harmless.
+
+    Raises:
+        StoreError: as `open_table`, or the table cannot be made (`archive.write`).
+    """
+    delta = deltalake()
+    try:
+        delta.DeltaTable.create(
+            str(to),
+            ROWS,
+            mode="ignore",
+            partition_by=PARTITIONS,
+            # Nothing of an archive is ever rewritten: Delta itself refuses deletes and updates.
+            configuration={"delta.appendOnly": "true"},
+        )
     except delta.exceptions.DeltaError as error:
-        if table is None and "exist" in str(error).lower():
-            raise _Raced(str(error)) from None  # another process made the table first
-        raise StoreError(f"cannot write the archive at {to}: {error}", code="archive.write") from None
+        if "exist" not in str(error).lower():  # (one made meanwhile is another process's)
+            raise StoreError(f"cannot make the archive at {to}: {error}", code="archive.write") from None
     except OSError as error:
-        raise StoreError(f"cannot write the archive at {to}: {error}", code="archive.write") from None
+        raise StoreError(f"cannot make the archive at {to}: {error}", code="archive.write") from None
+    return open_table(to)
