@@ -75,15 +75,15 @@ def seats_frame(store: Store, *, game: str | None = None, since: datetime | None
     Raises:
         UsageError: no such game.
     """
-    return _view(store, "seat_results", game, since)
+    return _view(store, "seat_results", game, since, ", seat")  # a match's seats in order
 
 
-def _view(store: Store, view: str, game: str | None, since: datetime | None) -> pa.Table:
+def _view(store: Store, view: str, game: str | None, since: datetime | None, order: str = "") -> pa.Table:
     if game is not None:
         get_engine(game)
     return store.arrow(
         f"SELECT * REPLACE (match_id::VARCHAR AS match_id) FROM {view}"
-        " WHERE (? IS NULL OR game = ?) AND (? IS NULL OR created_at >= ?) ORDER BY created_at, match_id",
+        f" WHERE (? IS NULL OR game = ?) AND (? IS NULL OR created_at >= ?) ORDER BY created_at, match_id{order}",
         [game, game, since, since],
     )
 

@@ -404,7 +404,11 @@ def test_the_play_generator_agrees_with_the_oracle(example):
     best, finals, firsts = all_plays((state.points, state.bar, state.off), state.side, dice, state.options.rules)
     rolled = msgspec.structs.replace(state, dice=dice, max_moves=0)
     rolled = msgspec.structs.replace(rolled, max_moves=best)
-    assert ENGINE.apply(state, DiceRolled(seat=state.side, dice=(a, b))).max_moves == best or best == 0
+    counted = ENGINE.apply(state, DiceRolled(seat=state.side, dice=(a, b))).max_moves
+    if state.options.rules == "standard":
+        assert counted == best or best == 0
+    else:  # pygammon's own greedy count, which may fall short (test_pygammon_rules_count_as_pygammon_does)
+        assert counted <= best
     generated = plays(rolled)
     assert {(p.points, p.bar, p.off) for p in generated} == finals
     assert len(generated) == len(finals)  # one play per distinct position
