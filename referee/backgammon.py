@@ -8,7 +8,7 @@ the move that completes a turn not undoable, no input asked when no move is poss
 recorded: every roll, move, rejection and undo is an event in the log, which `run`'s keyword
 arguments choose (by default `$MATCHLOG_DB` or `matches.duckdb`).
 
-What differs from pygammon, on purpose (../shared/RULES.md): standard rules by default
+What differs from pygammon, on purpose (docs/rules.md): standard rules by default
 (`rules="pygammon"` restores its looser bear-off and the missing larger-die rule); the number of
 dice a turn must play is computed exactly; a negative die or point index is refused rather than
 read from the end; and malformed input gets an INVALID_MOVE answer instead of crashing the game.

@@ -295,7 +295,7 @@ def play_ours(seed: int, move_by_turn_rolls: bool):
 @pytest.mark.parametrize("seed", range(24))
 def test_matchlog_answers_as_pygammon_does_under_its_rules(seed: int, monkeypatch):
     """Same dice, same client: the same outputs, except where pygammon's max-move search undercounts
-    (../shared/reference: it follows the first legal move greedily); there our count is the oracle's."""
+    (it follows the first legal move greedily: docs/rules.md); there our count is the oracle's."""
     move_by_turn_rolls = seed % 2 == 1
     theirs, their_counts = play_pygammon(seed, move_by_turn_rolls, monkeypatch)
     ours, our_turns = play_ours(seed, move_by_turn_rolls)
