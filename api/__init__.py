@@ -1,16 +1,19 @@
 """matchlog: record, replay and audit matches of turn-based games.
 
 A log is one DuckDB file, or a running `matchlog serve` that owns one; both are read and written
-through the same interface, the one the `matchlog` command itself uses::
+through the same interface, the one the `matchlog` command itself uses:
 
-    import matchlog
+```python
+import matchlog
 
-    log = matchlog.open("matches.duckdb")           # read-only unless write=True
-    log = matchlog.open("http://127.0.0.1:8080")    # a server (token= for more than public views)
-    log = matchlog.open("archive/")                 # an archive (a Delta table), read-only
+with matchlog.open("matches.duckdb") as log:  # read-only unless write=True
     for info in log.matches(game="porrinha", status="finished", limit=5):
         match = log.match(info.match_id)
         print(match.state_at(3, as_seat=0).text)
+```
+
+`matchlog.open("http://127.0.0.1:8080", token=...)` opens a server's log the same way (a token
+for more than public views), and `matchlog.open("archive/")` an archive (a Delta table), read-only.
 
 Nothing heavy is imported until it is used, so `import matchlog.events` stays quick.
 """
@@ -22,8 +25,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .log import Log
+if TYPE_CHECKING:  # loaded on first use (below); named here for type checkers and the API reference
+    from .file import FileLog
+    from .log import Line, Log, Match, Position, SqlResult, Verification
+    from .server import ServerLog
 
 __all__ = [
     "ArchiveLog",

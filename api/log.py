@@ -90,7 +90,12 @@ class SqlResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Log(abc.ABC):
-    """A match log: read, check, query, and append to it. See the module docstring."""
+    """A match log: read, check, query, and append to it, whether a file opened here or a server.
+
+    Answers are msgspec Structs, the same ones the service sends as JSON. A reader's view is
+    `as_seat`: None for the whole record (the referee's view), -1 for a spectator, or a seat number
+    for what that seat could see at each point. A server decides from the caller's token which
+    views it may have; a file opened here holds everything and gives any view."""
 
     #: Where the log is: a file path, or a server's URL.
     location: str

@@ -117,7 +117,10 @@ class GameSpec(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Engine(Protocol[State]):
-    """What every game implements; see the module docstring."""
+    """What every game implements. `start` and `apply` fold a match's events into states; the rest
+    read a state: whose decision it is, what may be answered, whether an answer is allowed, how the
+    match ended, what one seat may see, and how to show it. Pure: no I/O, no clock, no random
+    numbers of its own; chance reaches an engine as recorded events."""
 
     spec: GameSpec
     #: What each seat sees of every event type the game's log may hold (`engines.views`): a type

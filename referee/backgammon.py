@@ -8,7 +8,7 @@ the move that completes a turn not undoable, no input asked when no move is poss
 recorded: every roll, move, rejection and undo is an event in the log, which `run`'s keyword
 arguments choose (by default `$MATCHLOG_DB` or `matches.duckdb`).
 
-What differs from pygammon, on purpose: standard rules by default, under which the number of dice
+What differs from pygammon, on purpose (docs/rules.md): standard rules by default, under which the number of dice
 a turn must play is computed exactly (`rules="pygammon"` restores its looser bear-off, the missing
 larger-die rule and its own count of the moves a turn asks for, shortfalls included, so a client
 that trusts that count meets exactly the turns pygammon gives it); a negative die or point index is

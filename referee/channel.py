@@ -57,7 +57,9 @@ def program_argv(spec: str) -> list[str]:
 
 
 class ChildPlayer:
-    """A player in a child process; see the module docstring. `start` before the first match."""
+    """A program (`cmd:PROGRAM ARGS`) or a user's Python class (served by `host.py`) in a confined
+    child process, for a series of matches: `start` before the first, `channel` for each, `close`
+    at the end (also a context manager). A child that failed is started afresh for the next match."""
 
     def __init__(self, game: str, spec: str, *, seed: int, limits: Limits | None = None) -> None:
         self.game = game

@@ -93,6 +93,9 @@ class GameFigure(msgspec.Struct, frozen=True):
 
 
 class Statistics(msgspec.Struct, frozen=True):
+    """Everything `matchlog stats` shows: per game, win rates by player and by seat, dice fairness
+    and each game's own figures."""
+
     by: str  # player | seat
     since: str | None
     projected: int  # matches whose figures had to be projected first

@@ -1,7 +1,8 @@
 """The matches catalogue: one row per match, derived from its events as they are appended.
 
-The catalogue is kept in the same transaction as the events, so it never disagrees with the log;
-`verify` still checks its head against the chain, which is how a deleted last event is found.
+A new match's row is written in the transaction of its first events; its later changes (head,
+ending) are written lazily by the writer (see writer.py), and rolled forward from the events after a
+crash. `verify` checks each head against the chain, which is how a deleted last event is found.
 """
 
 from __future__ import annotations

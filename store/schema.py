@@ -137,7 +137,7 @@ CREATE TABLE IF NOT EXISTS events (
     leaf        BIGINT               -- its leaf in the Merkle tree: the order the log committed it
 );
 
--- The catalogue: one row per match, kept in step with the log in the same transaction.
+-- The catalogue: one row per match, derived from the log (the writer keeps it; see writer.py).
 CREATE TABLE IF NOT EXISTS matches (
     match_id     UUID PRIMARY KEY,
     game         VARCHAR   NOT NULL,
@@ -188,7 +188,7 @@ CREATE TABLE IF NOT EXISTS projected (
 
 {TREE_DDL}
 
--- Views for SQL users (`matchlog sql`), documented in the README.
+-- Views for SQL users (`matchlog sql`), documented in docs/log.md.
 CREATE OR REPLACE VIEW match_results AS
 SELECT m.match_id, m.game, m.status, m.created_at, m.ended_at,
        epoch(m.ended_at) - epoch(m.created_at) AS seconds, m.last_seq + 1 AS events, t.turns,
