@@ -863,20 +863,24 @@ class Store:
         digest matches the log as it is now; one that does not is dropped, never returned."""
         if not self._digests:
             return None
-        rows = (
-            self._read()
-            .execute(
-                "SELECT s.seq, s.state, s.digest, e.hash FROM snapshots s"
-                " LEFT JOIN events e ON e.match_id = s.match_id AND e.seq = s.seq"
-                " WHERE s.match_id = ? AND s.seq <= ? AND s.engine = ? ORDER BY s.seq DESC",
-                [match_id, upto, engine],
+        while upto >= 0:  # the nearest first; only a bad one (dropped) sends it further back
+            row = (
+                self._read()
+                .execute(
+                    "SELECT s.seq, s.state, s.digest, e.hash FROM snapshots s"
+                    " LEFT JOIN events e ON e.match_id = s.match_id AND e.seq = s.seq"
+                    " WHERE s.match_id = ? AND s.seq <= ? AND s.engine = ? ORDER BY s.seq DESC LIMIT 1",
+                    [match_id, upto, engine],
+                )
+                .fetchone()
             )
-            .fetchall()
-        )
-        for seq, state, digest, head in rows:
+            if row is None:
+                return None
+            seq, state, digest, head = row
             if head is not None and snapshot_digest(bytes(head), engine, bytes(state)) == bytes(digest):
                 return seq, bytes(state)
             self.drop_snapshot(match_id, seq, engine)
+            upto = seq - 1
         return None
 
     def snapshot_keys(self) -> list[tuple[UUID, int, str]]:
