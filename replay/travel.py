@@ -103,6 +103,7 @@ def state_at(
             return state_at(store, match_id, target, cache_snapshots=cache_snapshots, use_snapshots=False)
         history = history[1:]
     last_snapshot = start_seq
+    cached: list[tuple[int, bytes]] = []
     for at, event in history:
         try:
             state = engine.apply(state, event)
@@ -112,8 +113,10 @@ def state_at(
             store.drop_snapshot(match_id, start_seq, key)
             return state_at(store, match_id, target, cache_snapshots=cache_snapshots, use_snapshots=False)
         if cache_snapshots and at - last_snapshot >= SNAPSHOT_EVERY:
-            store.put_snapshot(match_id, at, key, msgspec.msgpack.encode(state), wait=False)
+            cached.append((at, msgspec.msgpack.encode(state)))
             last_snapshot = at
+    if cached:
+        store.put_snapshots(match_id, key, cached)  # queued: a reader need not wait for a cache
     return MatchState(match_id, target, engine, state)
 
 
