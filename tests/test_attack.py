@@ -140,20 +140,21 @@ def test_every_match_play_prints_is_in_the_log_whenever_it_is_killed(tmp_path: P
             play_command("porrinha", db), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=UNBUFFERED
         )
         try:
-            first = child.stdout.readline()  # type: ignore[union-attr]
-            assert first.startswith("match "), first
-            time.sleep(rng.uniform(0.2, 1.2))
+            # Some matches printed first (a fixed sleep raced the first durable batch on a busy
+            # machine), then the kill at a random moment.
+            first = [child.stdout.readline() for _ in range(6)]  # type: ignore[union-attr]
+            assert all(line.startswith("match ") for line in first), first
+            time.sleep(rng.uniform(0.0, 1.0))
         finally:
             os.kill(child.pid, signal.SIGKILL)
             child.wait()
-        printed = [first, *child.stdout]  # type: ignore[union-attr]
+        printed = [*first, *child.stdout]  # type: ignore[union-attr]
         child.stdout.close()  # type: ignore[union-attr]
         with Store(db) as store:
             assert store.verify() == []
             for line in printed:
                 info = store.match(line.split()[1])
                 assert info.status == "finished", line
-        assert len(printed) > 5
 
 
 def test_ctrl_c_during_play_exits_130_and_ends_the_match_in_play_as_abandoned(tmp_path: Path):
