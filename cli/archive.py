@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from matchlog.events import UsageError
-
-from .base import DEFAULT_DB, Db, Json, Server, app, reports_errors
+from .base import DEFAULT_DB, Db, Json, Server, app, date_option, reports_errors
 from .output import console, emit_json, errors, finding_dict
 
 
@@ -42,7 +39,7 @@ def archive(
     from matchlog.lake.table import deltalake
 
     deltalake()
-    cutoff = _date(before)
+    cutoff = date_option(before, "before")
     with matchlog.open(server or db) as log:  # read-only: archiving never changes the log
         from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -88,19 +85,3 @@ def archive(
             console.out(f"REFUSED match {finding.match_id}{where} [{finding.code}] {finding.message}")
     if sealed.refused:
         raise typer.Exit(1)
-
-
-def _date(text: str | None) -> datetime | None:
-    """A --before date (naive UTC).
-
-    Raises:
-        UsageError: it is not a date.
-    """
-    if text is None:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None)
-    except ValueError:
-        raise UsageError(
-            f"--before takes a date like 2026-11-21 or 2026-11-21T18:30, not {text!r}", code="usage.before"
-        ) from None

@@ -271,11 +271,20 @@ def since_option(text: str | None) -> datetime | None:
     Raises:
         UsageError: it is not such a date.
     """
+    return date_option(text, "since")
+
+
+def date_option(text: str | None, option: str) -> datetime | None:
+    """The date `--OPTION` was given (YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC), naive UTC.
+
+    Raises:
+        UsageError: it is not such a date (`usage.OPTION`).
+    """
     if text is None:
         return None
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None)
     except ValueError:
         raise UsageError(
-            f"--since takes a date like 2026-11-21 or 2026-11-21T18:30, not {text!r}", code="usage.since"
+            f"--{option} takes a date like 2026-11-21 or 2026-11-21T18:30, not {text!r}", code=f"usage.{option}"
         ) from None
