@@ -22,12 +22,21 @@ import duckdb
 
 from matchlog.events import DecodeError, Record, StoreError, decode, uuid_from_int
 from matchlog.store import Finding, Store, is_interrupt
+from matchlog.store.catalogue import ChainWords, chain_findings
 from matchlog.store.chain import SQL_EXPECTED_HASH
 from matchlog.store.log import _SANDBOX, _memory_limit  # a log's own sandbox and memory limit
 from matchlog.store.schema import DDL
 
 from .heads import head_rows
 from .table import open_table
+
+#: How the archive's verify names its head rows and chains.
+_ARCHIVE_WORDS = ChainWords(
+    no_catalogue="events with no head row in the archive",
+    no_events="a head row with no events",
+    cut="the head row says the match goes on to seq {cat_last}; the archive stops at seq {last_seq}",
+    head="the head row's hash for seq {cat_last} ({head}…) is not the chain's",
+)
 
 __all__ = ["ArchiveStore"]
 
@@ -298,29 +307,7 @@ class ArchiveStore(Store):
             ids = list(matches)
         rows = self._fetch(_VERIFY.format(where=self._where(ids), catalogue_where=_where(ids)))
         findings = [] if ids is not None else self._check_saved_heads()
-        for mid, gap_at, gap_found, bad_hash_at, bad_start, last_seq, cat_last, cat_head, hash_there, kind in rows:
-            match_id = _uuid(mid)
-            if kind == "no catalogue":
-                findings.append(Finding(match_id, None, "chain.no_catalogue", "events with no head row in the archive"))
-                continue
-            if kind == "no events":
-                findings.append(Finding(match_id, None, "chain.no_events", "a head row with no events"))
-                continue
-            if bad_start:
-                findings.append(Finding(match_id, 0, "chain.bad_start", "seq 0 is not match.started"))
-            if gap_at is not None:
-                message = f"expected seq {gap_at} but the next stored seq is {gap_found}"
-                findings.append(Finding(match_id, gap_at, "chain.seq_gap", message))
-            if bad_hash_at is not None:
-                message = f"seq {bad_hash_at}: the stored hash is not the hash of its row and the row before"
-                findings.append(Finding(match_id, bad_hash_at, "chain.hash_mismatch", message))
-            if cat_last > last_seq:
-                message = f"the head row says the match goes on to seq {cat_last}; the archive stops at seq {last_seq}"
-                findings.append(Finding(match_id, last_seq + 1, "chain.head_mismatch", message))
-            elif hash_there is None or bytes(hash_there) != bytes(cat_head):
-                message = f"the head row's hash for seq {cat_last} ({bytes(cat_head).hex()[:16]}…) is not the chain's"
-                findings.append(Finding(match_id, cat_last, "chain.head_mismatch", message))
-        return findings
+        return findings + chain_findings(((_uuid(row[0]), *row[1:]) for row in rows), _ARCHIVE_WORDS)
 
     def _one(self, match_id: UUID) -> str:
         """The filter on one match's rows: its partition (game and month) and its id."""

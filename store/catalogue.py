@@ -7,9 +7,9 @@ crash. `verify` checks each head against the chain, which is how a deleted last 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 import duckdb
@@ -19,7 +19,7 @@ from matchlog.events import ActionsUndone, Event, MatchEnded, MatchStarted, Outc
 
 from .schema import MATCH_COLUMNS
 
-__all__ = ["Appended", "Figures", "Finding", "MatchInfo", "SeatRow", "select_matches"]
+__all__ = ["Appended", "ChainWords", "Figures", "Finding", "MatchInfo", "SeatRow", "chain_findings", "select_matches"]
 
 _EPOCH = datetime(1970, 1, 1)
 
@@ -41,6 +41,49 @@ class Finding(msgspec.Struct, frozen=True):
     seq: int | None
     code: str
     message: str
+
+
+class ChainWords(NamedTuple):
+    """How chain findings name the catalogue and the chain: the log's words, or an archive's."""
+
+    no_catalogue: str = "events with no row in the matches catalogue"
+    no_events: str = "a catalogue row with no events"
+    cut: str = "the catalogue says the match goes on to seq {cat_last}; the log stops at seq {last_seq}"
+    head: str = "the catalogue's head for seq {cat_last} ({head}…) is not the log's"
+
+
+#: The log's own words.
+LOG_WORDS = ChainWords()
+
+
+def chain_findings(rows: Iterable[Sequence[Any]], words: ChainWords = LOG_WORDS) -> list[Finding]:
+    """The findings of a chain check's rows, one row a match: (match id, first seq missing, the seq
+    found there, first seq whose hash does not chain, whether seq 0 is not match.started, last
+    seq, the catalogue's last seq and head hash, the chain's hash at that seq, and "no catalogue" or
+    "no events" where one side is missing)."""
+    findings: list[Finding] = []
+    for mid, gap_at, gap_found, bad_hash_at, bad_start, last_seq, cat_last, cat_head, hash_there, kind in rows:
+        if kind == "no catalogue":
+            findings.append(Finding(mid, None, "chain.no_catalogue", words.no_catalogue))
+            continue
+        if kind == "no events":
+            findings.append(Finding(mid, None, "chain.no_events", words.no_events))
+            continue
+        if bad_start:
+            findings.append(Finding(mid, 0, "chain.bad_start", "seq 0 is not match.started"))
+        if gap_at is not None:
+            message = f"expected seq {gap_at} but the next stored seq is {gap_found}"
+            findings.append(Finding(mid, gap_at, "chain.seq_gap", message))
+        if bad_hash_at is not None:
+            message = f"seq {bad_hash_at}: the stored hash is not the hash of its row and the row before"
+            findings.append(Finding(mid, bad_hash_at, "chain.hash_mismatch", message))
+        if cat_last > last_seq:
+            message = words.cut.format(cat_last=cat_last, last_seq=last_seq)
+            findings.append(Finding(mid, last_seq + 1, "chain.head_mismatch", message))
+        elif hash_there is None or bytes(hash_there) != bytes(cat_head):
+            message = words.head.format(cat_last=cat_last, head=bytes(cat_head).hex()[:16])
+            findings.append(Finding(mid, cat_last, "chain.head_mismatch", message))
+    return findings
 
 
 class Figures(msgspec.Struct, frozen=True):

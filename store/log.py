@@ -40,7 +40,7 @@ from matchlog.events import (
     uuid_from_int,
 )
 
-from .catalogue import Appended, Figures, Finding, MatchInfo, select_matches
+from .catalogue import Appended, Figures, Finding, MatchInfo, chain_findings, select_matches
 from .chain import SQL_EXPECTED_HASH, snapshot_digest
 from .schema import DDL, SCHEMA_VERSION
 from .tree import TreeReader, build_tree, tree_hashes
@@ -704,40 +704,7 @@ class Store:
             events_where = matches_where = "WHERE match_id IN (SELECT unnest(?::UUID[]))"
             params = [[str(m) for m in ids]] * 2
         rows = self._read().execute(_VERIFY.format(events_where=events_where, matches_where=matches_where), params)
-        findings: list[Finding] = []
-        for (
-            mid,
-            gap_at,
-            gap_found,
-            bad_hash_at,
-            bad_start,
-            last_seq,
-            cat_last,
-            cat_head,
-            hash_there,
-            kind,
-        ) in rows.fetchall():
-            if kind == "no catalogue":
-                findings.append(Finding(mid, None, "chain.no_catalogue", "events with no row in the matches catalogue"))
-                continue
-            if kind == "no events":
-                findings.append(Finding(mid, None, "chain.no_events", "a catalogue row with no events"))
-                continue
-            if bad_start:
-                findings.append(Finding(mid, 0, "chain.bad_start", "seq 0 is not match.started"))
-            if gap_at is not None:
-                message = f"expected seq {gap_at} but the next stored seq is {gap_found}"
-                findings.append(Finding(mid, gap_at, "chain.seq_gap", message))
-            if bad_hash_at is not None:
-                message = f"seq {bad_hash_at}: the stored hash is not the hash of its row and the row before"
-                findings.append(Finding(mid, bad_hash_at, "chain.hash_mismatch", message))
-            if cat_last > last_seq:
-                message = f"the catalogue says the match goes on to seq {cat_last}; the log stops at seq {last_seq}"
-                findings.append(Finding(mid, last_seq + 1, "chain.head_mismatch", message))
-            elif hash_there is None or bytes(hash_there) != bytes(cat_head):
-                message = f"the catalogue's head for seq {cat_last} ({bytes(cat_head).hex()[:16]}…) is not the log's"
-                findings.append(Finding(mid, cat_last, "chain.head_mismatch", message))
-        return findings
+        return chain_findings(rows.fetchall())
 
     # -- the Merkle tree ---------------------------------------------------------------------
 
