@@ -10,7 +10,7 @@ leaf when the reading began, is read, so one reading is one prefix of the log.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -81,6 +81,8 @@ def results(
         ORDER BY e.match_id, e.seq""",
         [*start_params, *params],
     )
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)  # the log's times are UTC
     since_us = None if since is None else int(since.timestamp() * 1_000_000)
     found = [
         result
