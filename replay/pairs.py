@@ -22,37 +22,9 @@ from typing import Any
 from matchlog.engines import CHANCE
 from matchlog.events import ChanceCommitted, MatchlogError, MatchResumed, MatchStarted, Record, encode
 
-from .fold import fold
+from .fold import effective, engine_of
 
 __all__ = ["check_pair"]
-
-
-class _Draws:
-    """A fold visitor keeping each chance event of the first chance segment, with its situation."""
-
-    def __init__(self, engine: Any) -> None:
-        self.engine = engine
-        self.draws: list[tuple[int, Any, tuple[bytes, ...]]] = []
-        self.resumed = False
-
-    def begin(self, state: Any) -> None:
-        pass
-
-    def on_event(self, before: Any, record: Record, after: Any) -> None:
-        if isinstance(record.event, MatchResumed):
-            self.resumed = True  # a new segment, a new seed: no longer the pair's chance
-        if self.resumed:
-            return
-        turn = self.engine.to_act(before)
-        if turn is not None and turn.seat == CHANCE:
-            try:
-                outcomes = tuple(encode(e) for e in self.engine.chance_outcomes(before))
-            except MatchlogError:
-                outcomes = ()
-            self.draws.append((record.seq, record.event, outcomes))
-
-    def end(self, state: Any) -> None:
-        pass
 
 
 def _first_commitment(records: Sequence[Record]) -> str | None:
@@ -60,12 +32,23 @@ def _first_commitment(records: Sequence[Record]) -> str | None:
 
 
 def _draws(records: Sequence[Record]) -> list[tuple[int, Any, tuple[bytes, ...]]]:
-    from .fold import engine_of
-
+    """Each chance event of the match's first chance segment, with its seq and its situation
+    (the outcomes chance could have recorded there), as far as the match folds."""
     engine = engine_of(records)
-    visitor = _Draws(engine)
-    fold(records, visitor, engine=engine)
-    return visitor.draws
+    history = effective(records)
+    state = engine.start(history[0].event)  # type: ignore[arg-type]
+    draws = []
+    for record in history[1:]:
+        if isinstance(record.event, MatchResumed):
+            break  # a new segment, a new seed: no longer the pair's chance
+        turn = engine.to_act(state)
+        if turn is not None and turn.seat == CHANCE:
+            draws.append((record.seq, record.event, tuple(encode(e) for e in engine.chance_outcomes(state))))
+        try:
+            state = engine.apply(state, record.event)
+        except Exception:  # apply trusts its events: one the rules refuse ends the walk (audit names it)
+            break
+    return draws
 
 
 def check_pair(store: Any, records: Sequence[Record], report: Any) -> None:
