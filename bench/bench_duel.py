@@ -4,9 +4,10 @@ chance for every game, on the same seeds (`matchlog duel --sprt`).
     python bench/bench_duel.py            # 10 duels of each kind and scenario
     python bench/bench_duel.py --runs 3   # quicker
 
-Two scenarios: (a) backgammon `heuristic` against `random` (a large difference, SPRT 0 against
-100 Elo), and (b) two close settings of a built-in player: Fish `maximin:2` against `maximin:1`
-on random boards (SPRT 0 against 50 Elo). Each duel stops when the test decides; the figure is
+Three scenarios: (a) backgammon `heuristic` against `random` (a large difference, SPRT 0 against
+100 Elo), (b) two settings of a built-in player: Fish `maximin:2` against `maximin:1` on random
+boards (SPRT 0 against 50 Elo), and (c) the closest pair there is, backgammon `heuristic` against
+itself (SPRT -50 against +50 Elo). Each duel stops when the test decides; the figure is
 the mean number of pairs (and games) it played, and the ratio fresh / duplicate.
 """
 
@@ -34,6 +35,7 @@ SCENARIOS = [
         {"random_board": True},
         Sprt(elo0=0.0, elo1=50.0),
     ),
+    ("(c) backgammon heuristic vs itself", "backgammon", "heuristic", "heuristic", {}, Sprt(elo0=-50.0, elo1=50.0)),
 ]
 
 
@@ -41,10 +43,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="duels of each kind per scenario (seeds 1..N)")
     parser.add_argument("--cap", type=int, default=3_000, help="the most pairs one duel may play")
+    parser.add_argument("--scenario", action="append", help="only these scenarios: a, b or c (default all)")
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, CPython {platform.python_version()}\n")
     with tempfile.TemporaryDirectory() as scratch:
         for title, game, first, second, options, sprt in SCENARIOS:
+            if args.scenario and title[1] not in args.scenario:
+                continue
             needed: dict[bool, list[int]] = {True: [], False: []}
             verdicts: dict[bool, list[str]] = {True: [], False: []}
             began = time.monotonic()

@@ -69,8 +69,11 @@ class Sprt(msgspec.Struct, frozen=True, kw_only=True):
         return sprt
 
     def check(self) -> None:
-        """Raises:
-        UsageError: bounds or error rates that make no test."""
+        """Refuse a test that cannot decide.
+
+        Raises:
+            UsageError: bounds or error rates that make no test.
+        """
         if not all(math.isfinite(x) for x in (self.elo0, self.elo1, self.alpha, self.beta)):
             raise UsageError("--sprt: every number must be finite", code="usage.sprt")
         if self.elo0 >= self.elo1:

@@ -26,8 +26,11 @@ __all__ = ["ROUTES"]
 
 
 def _aliases(given: list[str]) -> dict[str, str]:
-    """Raises:
-    UsageError: an alias that is not OLD=NEW."""
+    """The aliases a request gives, OLD=NEW each.
+
+    Raises:
+        UsageError: an alias that is not OLD=NEW.
+    """
     aliases: dict[str, str] = {}
     for pair in given:
         old, equals, new = pair.partition("=")
