@@ -159,9 +159,7 @@ def _labeller(ended: Sequence[Result], aliases: Mapping[str, str]) -> Any:
     return label
 
 
-def _rate_game(
-    game: str, ended: Sequence[Result], label: Any, anchor: str | None
-) -> tuple[list[Rating], int, int]:
+def _rate_game(game: str, ended: Sequence[Result], label: Any, anchor: str | None) -> tuple[list[Rating], int, int]:
     """One game's rows, and how many matches it counted and left out."""
     from openskill.models import PlackettLuce  # loaded only when ratings are asked for
 
@@ -308,4 +306,3 @@ def ratings_frame(table: RatingTable) -> Any:
         ]
     )
     return pa.Table.from_pylist([msgspec.to_builtins(r) for r in table.ratings], schema=schema)
-
