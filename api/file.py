@@ -20,8 +20,10 @@ from matchlog.events import Draft, Event, MatchlogError, ProofError, StoreError,
 from matchlog.replay import abandon, dispute, export_seat_jsonl, fork, state_at, statistics, timeline, undo
 from matchlog.replay.audit import MatchAudit, audit
 from matchlog.replay.deep import verify_deep
+from matchlog.replay.duels import DuelReport, duel_report
 from matchlog.replay.frames import Frame, frames
 from matchlog.replay.imports import import_jsonl
+from matchlog.replay.ratings import RatingTable, rating_table
 from matchlog.replay.views import seat_audit, seat_dispute, seat_lines, seat_state
 from matchlog.store import Appended, Figures, MatchInfo, Store
 
@@ -264,6 +266,24 @@ class FileLog(Log):
         if by not in ("player", "seat"):
             raise UsageError(f"statistics go by player or by seat, not {by!r}", code="usage.by")
         return statistics(self.store, game, by=by, since=since)
+
+    def rating_table(
+        self,
+        game: str | None = None,
+        *,
+        since: datetime | None = None,
+        series: str | None = None,
+        players: Sequence[str] = (),
+        aliases: dict[str, str] | None = None,
+        anchor: str | None = None,
+    ) -> RatingTable:
+        _check_game(game)
+        return rating_table(
+            self.store, game, since=since, series=series, players=players, aliases=aliases, anchor=anchor
+        )
+
+    def duel(self, duel: str) -> DuelReport:
+        return duel_report(self.store, duel.strip())
 
     def sql(self, query: str, *, timeout: float | None = None, max_rows: int | None = None) -> SqlResult:
         from matchlog.store import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT

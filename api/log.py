@@ -240,6 +240,43 @@ class Log(abc.ABC):
         """
 
     @abc.abstractmethod
+    def rating_table(
+        self,
+        game: str | None = None,
+        *,
+        since: datetime | None = None,
+        series: str | None = None,
+        players: Sequence[str] = (),
+        aliases: dict[str, str] | None = None,
+        anchor: str | None = None,
+    ) -> Any:
+        """The players' ratings (`replay.RatingTable`), computed again from the ended matches of
+        the log, as `matchlog ratings`.
+
+        Raises:
+            UsageError: no such game, a bad alias, or an anchor that did not play.
+        """
+
+    def ratings(self, game: str | None = None, **filters: Any) -> Any:
+        """The ratings (`rating_table`'s, with the same filters) as an Arrow table, one row per
+        player (`.to_pandas()`; polars.from_arrow).
+
+        Raises:
+            UsageError: no such game, a bad alias, or an anchor that did not play.
+        """
+        from matchlog.replay.ratings import ratings_frame
+
+        return ratings_frame(self.rating_table(game, **filters))
+
+    @abc.abstractmethod
+    def duel(self, duel: str) -> Any:
+        """A duel's report (`replay.DuelReport`), computed again from its games in the log.
+
+        Raises:
+            UnknownMatch: no game of the log belongs to that duel.
+        """
+
+    @abc.abstractmethod
     def sql(self, query: str, *, timeout: float | None = None, max_rows: int | None = None) -> SqlResult:
         """One read-only SELECT over the log's tables and views, stopped after `timeout` seconds,
         with at most `max_rows` rows.

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from datetime import datetime
 from typing import IO, Any
+from urllib.parse import quote
 from uuid import UUID
 
 import httpx
@@ -42,7 +43,9 @@ from matchlog.events import (
 )
 from matchlog.proofs.verifier import Problem
 from matchlog.replay.audit import Dispute, MatchAudit
+from matchlog.replay.duels import DuelReport
 from matchlog.replay.frames import Frame
+from matchlog.replay.ratings import RatingTable
 from matchlog.replay.stats import Statistics
 from matchlog.store import Appended, Figures, Finding, MatchInfo
 
@@ -335,6 +338,29 @@ class ServerLog(Log):
         if since is not None:
             params["since"] = since.isoformat()
         return self._request("GET", "/api/stats", params=params, decode=Statistics)
+
+    def rating_table(
+        self,
+        game: str | None = None,
+        *,
+        since: datetime | None = None,
+        series: str | None = None,
+        players: Sequence[str] = (),
+        aliases: dict[str, str] | None = None,
+        anchor: str | None = None,
+    ) -> RatingTable:
+        params: list[tuple[str, Any]] = [] if game is None else [("game", game)]
+        if since is not None:
+            params.append(("since", since.isoformat()))
+        for key, value in (("series", series), ("anchor", anchor)):
+            if value is not None:
+                params.append((key, value))
+        params.extend(("player", player) for player in players)
+        params.extend(("alias", f"{old}={new}") for old, new in (aliases or {}).items())
+        return self._request("GET", "/api/ratings", params=params, decode=RatingTable)
+
+    def duel(self, duel: str) -> DuelReport:
+        return self._request("GET", f"/api/duels/{quote(duel.strip(), safe='')}", decode=DuelReport)
 
     def sql(self, query: str, *, timeout: float | None = None, max_rows: int | None = None) -> SqlResult:
         body: dict[str, Any] = {"query": query}

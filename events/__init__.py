@@ -31,6 +31,7 @@ from .davinci import (
     TilesShuffled,
     TilesShuffledHidden,
 )
+from .duel import Duel, Sprt
 from .envelope import (
     Draft,
     Record,
@@ -91,6 +92,7 @@ __all__ = [
     "DecodeError",
     "DiceRolled",
     "Draft",
+    "Duel",
     "Event",
     "Forbidden",
     "GuessMade",
@@ -118,6 +120,7 @@ __all__ = [
     "RemoteError",
     "Seat",
     "Series",
+    "Sprt",
     "SqlError",
     "StoreBusy",
     "StoreError",

@@ -138,6 +138,12 @@ def decode(payload: bytes | str, *, tag: str | None = None, version: int | None 
         raise DecodeError(f"{tag} v{version} did not upcast to a valid event: {error}") from None
 
 
+@upcaster("match.started", 1)
+def _started_before_duels(stored: dict[str, Any]) -> dict[str, Any]:
+    """match.started v1 had no `duel`: its default (not a duel) is right for every one."""
+    return stored
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of every event (a tagged union on the `type` field)."""
     return msgspec.json.schema(AnyEvent)

@@ -9,6 +9,7 @@ from uuid import UUID
 import msgspec
 
 from .base import Event, Outcome, Seat
+from .duel import Duel
 
 __all__ = [
     "EVENTS",
@@ -49,7 +50,14 @@ class MatchStarted(Event, tag="match.started"):
     position the match starts from instead of the game's own start, in the game's notation (a GNU
     Backgammon position ID, Fish's State JSON, ...: see each engine's `start`). It is kept apart
     from the options because it may hold what seats may not see (Da Vinci Code's hidden tiles).
+    `duel`, when given, is the match's place in a duel (`matchlog duel`).
+
+    Version 2 added `duel`. It has a default, but every MatchStarted matchlog writes holds every
+    field, so a version 1 event (stored, or in an export) is not the one way version 2 writes it:
+    its stored bytes stay as they are, and it decodes through an upcaster.
     """
+
+    version = 2
 
     game: str
     options: dict[str, Any]
@@ -57,6 +65,7 @@ class MatchStarted(Event, tag="match.started"):
     series: Series | None = None
     origin: Origin | None = None
     position: str | None = None
+    duel: Duel | None = None
 
 
 class AnswerRejected(Event, tag="match.answer_rejected"):

@@ -22,6 +22,7 @@ from matchlog.engines.chance import ChanceSource, commitment, seed_for
 from matchlog.events import (
     ChanceCommitted,
     ChanceRevealed,
+    Duel,
     Event,
     MatchStarted,
     Outcome,
@@ -95,21 +96,24 @@ def play_match(
     recorder: Recorder | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     series: Series | None = None,
-    seed: int | None = None,
+    seed: int | bytes | None = None,
     on_event: Callable[[Event, Any], None] | None = None,
     wait: bool = True,
     match_id: UUID | None = None,
     position: str | None = None,
+    duel: Duel | None = None,
 ) -> MatchResult:
     """Referee one match between `players` (seated as `seats`) and record it.
 
     Built-in players are called directly; user players run under `timeout` seconds per call, in
     this process or, for a `ChildPlayer`, in its own.
-    `seed` seeds chance (dice, shuffles, boards); without one the seed is secret until the match
-    ends. Either way the referee commits to it first and reveals it at the end (`engines.chance`).
+    `seed` seeds chance (dice, shuffles, boards): a number to derive the seed from, or the 32
+    bytes of the seed itself; without one the seed is secret until the match ends. Either way
+    the referee commits to it first and reveals it at the end (`engines.chance`).
     `position` starts the match from a described position instead of the game's start, in the
-    game's notation (see each engine's `start`). With `wait` (the default) it returns once the
-    match is durable; without, the caller waits on the recorder (`MatchResult.recorder.wait()`).
+    game's notation (see each engine's `start`). `duel` tags the match with its place in a duel.
+    With `wait` (the default) it returns once the match is durable; without, the caller waits on
+    the recorder (`MatchResult.recorder.wait()`).
 
     Raises:
         UsageError: a bad game, option, position or table size.
@@ -119,11 +123,13 @@ def play_match(
     spec = engine.spec
     spec.check_players(len(seats))
     full_options = msgspec.to_builtins(parse_options(spec, options))
-    started = MatchStarted(game=game, options=full_options, seats=tuple(seats), series=series, position=position)
+    started = MatchStarted(
+        game=game, options=full_options, seats=tuple(seats), series=series, position=position, duel=duel
+    )
     match_id = match_id or uuid7()
     if recorder is None:
         recorder = StoreRecorder(store, match_id) if store is not None else MemoryRecorder()
-    chance = ChanceSource(seed_for(seed)) if spec.chance else None
+    chance = ChanceSource(seed if isinstance(seed, bytes) else seed_for(seed)) if spec.chance else None
     rng = chance or random.Random(seed)
     return _referee(
         started,

@@ -33,6 +33,7 @@ from matchlog.engines import get as get_engine
 from matchlog.engines.figures import FIGURES_VERSION, Figure
 from matchlog.events import (
     Draft,
+    Duel,
     MatchEnded,
     Outcome,
     Seat,
@@ -51,6 +52,7 @@ from .players import make_player, seats_from_specs
 from .sandbox import Limits
 
 __all__ = [
+    "DuelPlan",
     "Pool",
     "Setup",
     "Standing",
@@ -167,6 +169,27 @@ class _QueueRecorder:
         self.flush()
 
 
+class DuelPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """What makes a tournament's matches the games of a duel (`referee.duel`): match `number` is
+    game `game` of pair `pair` (`slot`), seated by the `game`-th arrangement (the seats rotated),
+    tagged with `duel` (its pair and game filled in). In a duplicate duel every game of a pair
+    draws its chance from the pair's seed: `seeds[pair]` where a game of the pair already revealed
+    it, else one derived from the tournament's seed and the pair alone."""
+
+    duel: Duel
+    slots: tuple[tuple[int, int], ...] = ()  # (pair, game) played first: those missing from earlier pairs
+    first_pair: int = 1  # the pair after the slots
+    seeds: dict[int, bytes] = {}
+    positions: tuple[str, ...] = ()  # pair p starts from positions[(p - 1) % len], when given
+
+    def slot(self, number: int) -> tuple[int, int]:
+        """(pair, game) of match `number` (0-based)."""
+        if number < len(self.slots):
+            return self.slots[number]
+        pair, game = divmod(number - len(self.slots), self.duel.games)
+        return self.first_pair + pair, game
+
+
 class Setup(msgspec.Struct, frozen=True):
     """What a worker needs to play any match of a tournament (sent once to each worker or task)."""
 
@@ -180,10 +203,32 @@ class Setup(msgspec.Struct, frozen=True):
     orders: tuple[tuple[int, ...], ...]  # every arrangement (`arrangements`), taken in turn
     in_process: bool = False  # a user's class plays in this process, not a child of its own
     limits: Limits | None = None  # what a child player may use
+    duel: DuelPlan | None = None  # the matches are a duel's games
 
     def order(self, number: int) -> tuple[int, ...]:
-        """The seat order of match `number` (0-based): the arrangements are taken in turn."""
+        """The seat order of match `number` (0-based): the arrangements are taken in turn (in a
+        duel, the game's place in its pair picks it)."""
+        if self.duel is not None:
+            return self.orders[self.duel.slot(number)[1]]
         return self.orders[number % len(self.orders)]
+
+    def plan(self, number: int, rng: random.Random) -> dict[str, Any]:
+        """How match `number` is played besides its seats: its chance seed, series, duel tag and
+        position (`rng` is the match's own, from which a tournament match draws its seed)."""
+        seed = rng.randrange(2**63)
+        if self.duel is None:
+            return {"seed": seed, "series": Series(self.tournament_id, number + 1, self.total)}
+        plan = self.duel
+        pair, game = plan.slot(number)
+        if plan.duel.duplicate:  # every game of the pair: one seed
+            seed = plan.seeds.get(pair) or random.Random(f"{self.seed}:pair:{pair}").randrange(2**63)
+        games = plan.duel.games
+        return {
+            "seed": seed,
+            "series": Series(plan.duel.id, (pair - 1) * games + game + 1, plan.duel.pairs * games),
+            "duel": msgspec.structs.replace(plan.duel, pair=pair, game=game),
+            "position": plan.positions[(pair - 1) % len(plan.positions)] if plan.positions else None,
+        }
 
 
 def play_numbered(setup: Setup, number: int, results: Any, stop: Any) -> bool:
@@ -215,9 +260,8 @@ def play_numbered(setup: Setup, number: int, results: Any, stop: Any) -> bool:
             options=setup.options,
             recorder=recorder,
             timeout=setup.timeout,
-            series=Series(setup.tournament_id, number + 1, setup.total),
-            seed=rng.randrange(2**63),
             match_id=match_id,
+            **setup.plan(number, rng),
         )
     except _Stopped:
         return False  # the writer ends the match as interrupted
@@ -552,18 +596,24 @@ def run_tournament(
 
 
 def _record(
-    pool: Pool, writer: _Writer, games: int, on_progress: Callable[[int, int], None] | None
+    pool: Pool,
+    writer: _Writer,
+    games: int,
+    on_progress: Callable[[int, int], None] | None,
+    stop_when: Callable[[], str | None] | None = None,
 ) -> tuple[bool, list[UUID]]:
     """The writer loop: start the pool, record what it sends until every match is finished (or
-    Ctrl-C), then stop it and end what it left unfinished. Returns (interrupted, unfinished ids)."""
+    Ctrl-C, or `stop_when()` gives a reason to stop), then stop it and end what it left unfinished.
+    Returns (interrupted, unfinished ids)."""
     interrupted = False
     done = 0
+    stopped: str | None = None
     with _CtrlC() as ctrl_c:  # until every finished match is stored
         try:
             with ctrl_c.blocked():
                 pool.start()
             pool.hand_out(done)
-            while done < games and not ctrl_c.pressed:
+            while done < games and not ctrl_c.pressed and stopped is None:
                 messages = pool.receive(0.1)
                 if messages is None:
                     break  # every worker is gone: what they did not finish is unfinished
@@ -577,7 +627,10 @@ def _record(
                         done += 1
                         if on_progress is not None:
                             on_progress(done, games)
-                pool.hand_out(done)
+                        if stop_when is not None:
+                            stopped = stopped or stop_when()
+                if stopped is None:
+                    pool.hand_out(done)
         except KeyboardInterrupt:  # where no handler could be installed (not the main thread)
             interrupted = True
         finally:
@@ -585,12 +638,13 @@ def _record(
             # Let the workers stop at their next step, and store everything they sent until then.
             for message in pool.stop():
                 writer.take(message)
-            if done < games and not interrupted:
+            if done < games and not interrupted and stopped is None:
                 writer.failures.append(pool.shortfall(games - done, games))
             interrupted = interrupted or ctrl_c.pressed
             unfinished = list(writer.running)
+            reason = "tournament interrupted" if interrupted else stopped or "its worker stopped"
             for match_id in unfinished:
-                writer.abandon(match_id, "tournament interrupted" if interrupted else "its worker stopped")
+                writer.abandon(match_id, reason)
             writer.flush()
     return interrupted, unfinished
 

@@ -16,7 +16,8 @@ included) and judges every record again:
   (`match.resumed`) starts a new segment with its own commitment (`chance.uncommitted` without
   one), and each segment's draws are re-derived from its own seed;
 - the recorded outcome is the one the rules give (unless the match was abandoned);
-- a knockout's games are matches in the same log with the players and winners it says.
+- a knockout's games are matches in the same log with the players and winners it says;
+- a duplicate duel's pair drew the same chance in each game (`replay.pairs`).
 
 A finding names the match, the seq, the rule and the evidence.
 """
@@ -53,6 +54,7 @@ from matchlog.events import (
 from matchlog.store import Store
 
 from .fold import by_match, engine_of
+from .pairs import check_pair
 
 __all__ = ["AuditFinding", "Dispute", "LiveJudge", "MatchAudit", "audit", "audit_records", "dispute", "dispute_records"]
 
@@ -515,6 +517,7 @@ def audit(store: Store, match_ids: Sequence[UUID] | None = None, *, batch: int =
             report.findings[:0] = chain.pop(report.match_id, [])
             if report.game == "knockout":
                 _check_knockout(store, records, report)
+            check_pair(store, records, report)
             yield report
         for match_id, findings in chain.items():  # a match whose rows are gone altogether
             yield MatchAudit(match_id=match_id, game="?", events=0, findings=findings)

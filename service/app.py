@@ -57,6 +57,7 @@ from .live import Appending, NewMatch
 from .pages import VIEWER_ROUTES
 from .proofs import ROUTES as PROOF_ROUTES
 from .proofs import receipt_if_ended, sign_every
+from .ratings import ROUTES as RATING_ROUTES
 from .views import catalogue_for
 
 __all__ = ["create_app"]
@@ -771,6 +772,7 @@ def create_app(
             frame,
             *VIEWER_ROUTES,
             *PROOF_ROUTES,
+            *RATING_ROUTES,
         ],
         dependencies={
             "service": Provide(lambda: service, use_cache=True, sync_to_thread=False),

@@ -10,5 +10,6 @@ export function nav() {
     h("a", { href: withToken("/"), class: "brand" }, "matchlog"),
     h("a", { href: withToken("/") }, "matches"),
     h("a", { href: withToken("/stats") }, "statistics"),
+    h("a", { href: withToken("/ratings") }, "ratings"),
   );
 }

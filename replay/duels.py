@@ -1,0 +1,206 @@
+"""A duel's report, computed again from the log: its pairs, the score, Elo, LOS and the verdict.
+
+A pair counts once every game of it has ended by the rules (an abandoned game leaves it
+incomplete, and a resumed duel plays the missing game again). Pairs are taken in the order the
+log committed them (the end of their last game), and scored as sets (`replay.sprt`): the first
+player's mean score over the pair's games, a game scoring what it won against each other seat
+(1 a win, ½ a tie). Under a sequential test the verdict is the first pair at which the LLR crosses
+a bound; pairs that ended after it (in flight when the test decided) are counted apart, so the
+verdict and its statistics are the same however often the report is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from matchlog.events import Sprt, UnknownMatch
+
+from .results import Result, results
+from .sprt import Estimate, estimate, llr
+
+__all__ = ["LUCK_NOTE", "DuelPair", "DuelReport", "OpenPair", "duel_report", "game_score", "report_of"]
+
+#: What the report says of luck-adjusted scores until a position evaluator exists to compute them.
+LUCK_NOTE = (
+    "luck-adjusted scores need a position evaluator (the analysis issue), which matchlog does not have yet; "
+    "duplicate pairs cancel the luck of the chance instead"
+)
+
+
+class DuelPair(msgspec.Struct, frozen=True, kw_only=True):
+    """One complete pair: its number, its games' matches (by place in the pair) and what the
+    first player scored in each."""
+
+    pair: int
+    matches: tuple[str, ...]
+    scores: tuple[float, ...]
+
+
+class OpenPair(msgspec.Struct, frozen=True, kw_only=True):
+    """A pair begun but not complete: the games it misses (abandoned, or never ended), and its
+    chance: the commitment its games made and the seed one of them revealed (hex), if any."""
+
+    pair: int
+    missing: tuple[int, ...]
+    commitment: str | None
+    seed: str | None
+    scores: dict[int, float] = {}  # what the first player scored in the games it has
+
+
+class DuelReport(msgspec.Struct, frozen=True, kw_only=True):
+    """A duel as its log says: who played, how, the pairs, the statistics and the verdict.
+
+    `counts[i]` are the pairs in which the first player scored i / (len - 1) of the points (with
+    two seats, the pentanomial counts: pairs scoring 0, ½, 1, 1½ and 2 points). `head` is the
+    last leaf of the log the report read."""
+
+    duel_id: str
+    game: str
+    players: tuple[str, str]
+    strategies: tuple[str, str]
+    seats: int
+    duplicate: bool
+    sprt: Sprt | None
+    pairs_planned: int
+    pairs: int
+    games: int
+    counts: tuple[int, ...]
+    draw_ratio: float
+    estimate: Estimate | None
+    llr: float | None
+    lower: float | None
+    upper: float | None
+    verdict: str
+    decided_at: int | None
+    after_decision: int
+    incomplete: int
+    head: int
+    last_pair: int
+    luck: str = LUCK_NOTE
+    pair_list: tuple[DuelPair, ...] = ()
+    open_pairs: tuple[OpenPair, ...] = ()
+
+
+def game_score(result: Result, seat: int) -> float:
+    """What the player at `seat` scored in an ended match: the share of the other seats it placed
+    above, a tie counting half."""
+    assert result.outcome is not None
+    places = result.outcome.places
+    others = [place for other, place in enumerate(places) if other != seat]
+    mine = places[seat]
+    return sum(1.0 if mine < p else 0.5 if mine == p else 0.0 for p in others) / len(others)
+
+
+def duel_report(store: Any, duel_id: str) -> DuelReport:
+    """The report of duel `duel_id` from the log behind `store`.
+
+    Raises:
+        UnknownMatch: no match of the log belongs to that duel.
+        DecodeError: a stored event does not decode.
+    """
+    head, found = results(store, duel=duel_id)
+    if not found:
+        raise UnknownMatch(f"no duel {duel_id} in this log")
+    return report_of(found, head)
+
+
+def report_of(found: Sequence[Result], head: int) -> DuelReport:
+    """The report of a duel's matches (as `results` gives them: ended ones in commit order)."""
+    first = min(found, key=lambda r: (r.started.duel.pair, r.started.duel.game))  # type: ignore[union-attr]
+    tag = first.started.duel
+    assert tag is not None
+    games = tag.games
+    # Game g of a pair seats the first player at seat g: the roster rotated g places.
+    a = first.started.seats[tag.game]
+    b = first.started.seats[(tag.game + 1) % games]
+    slots: dict[int, dict[int, Result]] = {}
+    order: list[int] = []  # pairs in the order they became complete
+    for result in found:  # ended ones first, in commit order
+        duel = result.started.duel
+        if duel is None or result.outcome is None or result.outcome.result == "abandoned":
+            continue
+        games_of_pair = slots.setdefault(duel.pair, {})
+        if duel.game in games_of_pair:
+            continue  # a game played twice: the first to end counts
+        games_of_pair[duel.game] = result
+        if len(games_of_pair) == games:
+            order.append(duel.pair)
+    begun = {r.started.duel.pair for r in found if r.started.duel is not None}  # type: ignore[union-attr]
+    grid = 2 * games * (games - 1)  # a set's score is a multiple of 1 / grid
+    counts = [0] * (grid + 1)
+    sprt = tag.sprt
+    pairs: list[DuelPair] = []
+    decided_at: int | None = None
+    verdict_value: float | None = None
+    draws = played = 0
+    for number in order:
+        if decided_at is not None:
+            break
+        by_game = slots[number]
+        scores = tuple(game_score(by_game[g], g) for g in range(games))
+        pairs.append(DuelPair(pair=number, matches=tuple(by_game[g].match_id for g in range(games)), scores=scores))
+        counts[round(sum(scores) / games * grid)] += 1
+        played += games
+        draws += sum(1 for s in scores if s == 0.5)
+        if sprt is not None:
+            verdict_value = llr(counts, sprt.elo0, sprt.elo1, model=sprt.model, games_per_set=games)
+            if sprt.verdict(verdict_value) is not None:
+                decided_at = len(pairs)
+    if sprt is not None and pairs and verdict_value is None:
+        verdict_value = llr(counts, sprt.elo0, sprt.elo1, model=sprt.model, games_per_set=games)
+    verdict = (sprt.verdict(verdict_value) if sprt is not None and verdict_value is not None else None) or (
+        f"undecided after {len(pairs)} pair{'s' if len(pairs) != 1 else ''}"
+    )
+    return DuelReport(
+        duel_id=tag.id,
+        game=first.started.game,
+        players=(a.name, b.name),
+        strategies=(a.player, b.player),
+        seats=games,
+        duplicate=tag.duplicate,
+        sprt=sprt,
+        pairs_planned=tag.pairs,
+        pairs=len(pairs),
+        games=played,
+        counts=tuple(counts),
+        draw_ratio=draws / played if played else 0.0,
+        estimate=estimate(counts, games_per_set=games) if pairs else None,
+        llr=verdict_value,
+        lower=None if sprt is None else sprt.lower,
+        upper=None if sprt is None else sprt.upper,
+        verdict=verdict,
+        decided_at=decided_at,
+        after_decision=len(order) - len(pairs),
+        incomplete=len(begun) - len(order),
+        head=head,
+        last_pair=max(begun),
+        pair_list=tuple(pairs),
+        open_pairs=_open_pairs(found, slots, games),
+    )
+
+
+def _open_pairs(found: Sequence[Result], slots: dict[int, dict[int, Result]], games: int) -> tuple[OpenPair, ...]:
+    """The pairs begun but not complete, with what is known of their chance."""
+    of_pair: dict[int, list[Result]] = {}
+    for result in found:
+        if result.started.duel is not None:
+            of_pair.setdefault(result.started.duel.pair, []).append(result)
+    opened = []
+    for pair in sorted(of_pair):
+        have = slots.get(pair, {})
+        if len(have) == games:
+            continue
+        played = of_pair[pair]
+        opened.append(
+            OpenPair(
+                pair=pair,
+                missing=tuple(g for g in range(games) if g not in have),
+                commitment=next((r.commitment for r in played if r.commitment), None),
+                seed=next((r.seed for r in played if r.seed), None),
+                scores={g: game_score(result, g) for g, result in have.items()},
+            )
+        )
+    return tuple(opened)

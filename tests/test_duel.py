@@ -1,0 +1,242 @@
+"""Duels (`matchlog duel`): paired games on one committed chance, the sequential test, the report
+as a projection of the log, Ctrl-C and resume, and the audit of duplicate pairs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import matchlog
+from matchlog.cli import app
+from matchlog.events import ChanceCommitted, DiceRolled, Duel, OpeningRolled, Seat, Series, Sprt
+from matchlog.referee import play_match
+from matchlog.referee.backgammon import HeuristicPlayer, RandomPlayer
+from matchlog.referee.duel import run_duel
+from matchlog.store import Store
+
+runner = CliRunner()
+
+
+def invoke(*args: str, code: int = 0) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == code, result.output
+    return result.stdout
+
+
+def audit_findings(out: str) -> list[dict]:
+    """Every finding of `matchlog audit --json`."""
+    return [f for m in json.loads(out)["matches"] for f in m["findings"]]
+
+
+@pytest.fixture(scope="module")
+def decided(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
+    """The issue's duel: backgammon heuristic against random, SPRT 0 against 100 Elo, seed 1."""
+    db = str(tmp_path_factory.mktemp("duel") / "duel.duckdb")
+    out = invoke(
+        "duel",
+        "backgammon",
+        "-p",
+        "heuristic",
+        "-p",
+        "random",
+        "--sprt",
+        "elo0=0,elo1=100",
+        "--seed",
+        "1",
+        "--db",
+        db,
+        "--json",
+    )
+    return db, json.loads(out)
+
+
+def test_heuristic_against_random_stops_with_h1_and_an_interval_above_zero(decided: tuple[str, dict]) -> None:
+    db, run = decided
+    report = run["report"]
+    assert report["verdict"] == "H1" and report["decided_at"] == report["pairs"] < 100
+    assert report["llr"] >= report["upper"] == pytest.approx(2.944, abs=1e-3)
+    assert report["estimate"]["elo_low"] > 0 and report["estimate"]["los"] > 0.99
+    assert sum(report["counts"]) == report["pairs"] and len(report["counts"]) == 5
+    assert "not have yet" in report["luck"]  # no luck-adjusted score without the analysis issue
+    assert run["findings"] == [] and run["failures"] == []
+    invoke("verify", "--db", db)
+    invoke("audit", "--all", "--db", db)
+
+
+def test_the_games_of_a_pair_share_one_commitment_with_the_seats_swapped(decided: tuple[str, dict]) -> None:
+    db, run = decided
+    with matchlog.open(db) as log:
+        report = log.duel(run["report"]["duel_id"])
+        for pair in report.pair_list:
+            first, second = (log.read(m) for m in pair.matches)
+            assert first[0].event.duel.pair == second[0].event.duel.pair == pair.pair
+            assert [s.name for s in first[0].event.seats] == [s.name for s in second[0].event.seats][::-1]
+            commitments = [
+                next(r.event for r in game if isinstance(r.event, ChanceCommitted)) for game in (first, second)
+            ]
+            assert commitments[0] == commitments[1]
+            # The opening roll is the same: each player met the dice the other met.
+            openings = [next(r.event for r in game if isinstance(r.event, OpeningRolled)) for game in (first, second)]
+            assert openings[0] == openings[1]
+
+
+def test_the_report_is_a_projection_the_same_bytes_each_time(decided: tuple[str, dict]) -> None:
+    db, run = decided
+    duel_id = run["report"]["duel_id"]
+    once = invoke("duel-report", duel_id, "--db", db, "--json")
+    assert once == invoke("duel-report", duel_id, "--db", db, "--json")
+    assert json.loads(once)["verdict"] == "H1"
+    assert json.loads(once)["counts"] == run["report"]["counts"]
+
+
+def test_a_pair_whose_second_games_chance_was_changed_by_sql_is_named(
+    decided: tuple[str, dict], tmp_path: Path
+) -> None:
+    db, run = decided
+    copy = tmp_path / "tampered.duckdb"
+    copy.write_bytes(Path(db).read_bytes())
+    with matchlog.open(copy) as log:
+        pair = log.duel(run["report"]["duel_id"]).pair_list[2]
+        second = log.read(pair.matches[1])
+    roll = next(r for r in second if isinstance(r.event, DiceRolled))
+    changed = (roll.event.dice[0] % 6 + 1, roll.event.dice[1])
+    with Store(copy) as store:
+        store.query(
+            "UPDATE events SET payload = replace(payload, ?, ?) WHERE match_id = ? AND seq = ?",
+            [
+                f'"dice":[{roll.event.dice[0]},{roll.event.dice[1]}]',
+                f'"dice":[{changed[0]},{changed[1]}]',
+                pair.matches[1],
+                roll.seq,
+            ],
+        )
+    out = invoke("audit", "--all", "--db", str(copy), "--json", code=1)
+    findings = (
+        [f for m in json.loads(out)["matches"] for f in m["findings"]]
+        if out.lstrip().startswith("{")
+        else [f for m in json.loads(out) for f in m["findings"]]
+    )
+    named = [f for f in findings if f["rule"] == "duel.chance_differs"]
+    assert len(named) == 1 and named[0]["match_id"] == pair.matches[1] and named[0]["seq"] == roll.seq
+    assert f"pair {pair.pair} of duel {run['report']['duel_id']}" in named[0]["message"]
+
+
+def test_a_pair_game_played_on_another_seed_is_named_though_it_audits_clean_alone(tmp_path: Path) -> None:
+    # A referee that played the second game of a pair on a seed of its own: each game is
+    # faithful to its own commitment; only the pair check sees that the luck was not shared.
+    db = tmp_path / "forged.duckdb"
+    a, b = Seat("heuristic", "heuristic"), Seat("random", "random")
+    tag = Duel(id="forged-duel", pair=1, game=0, games=2, sprt=Sprt(elo0=0.0, elo1=100.0))
+    with Store(db) as store:
+        for game, seats, seed in ((0, (a, b), 7), (1, (b, a), 8)):
+            players = [HeuristicPlayer(), RandomPlayer()] if game == 0 else [RandomPlayer(), HeuristicPlayer()]
+            play_match(
+                "backgammon",
+                seats,
+                players,
+                store=store,
+                seed=seed,
+                series=Series("forged-duel", game + 1, 2),
+                duel=Duel(id=tag.id, pair=1, game=game, games=2, sprt=tag.sprt),
+            )
+    out = invoke("audit", "--all", "--db", str(db), "--json", code=1)
+    rules = sorted({f["rule"] for f in audit_findings(out)})
+    assert rules == ["duel.chance_differs", "duel.commitment_differs"]
+
+
+def test_ctrl_c_keeps_every_finished_pair_and_a_resumed_duel_completes_its_pairs(tmp_path: Path) -> None:
+    db = tmp_path / "stopped.duckdb"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "matchlog.cli",
+            "duel",
+            "backgammon",
+            "-p",
+            "random",
+            "-p",
+            "random",
+            "--pairs",
+            "2000",
+            "--seed",
+            "5",
+            "--db",
+            str(db),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    said = b""
+    while b"pair 3:" not in said and time.monotonic() < deadline:  # wait for three finished pairs
+        said += process.stderr.readline()  # type: ignore[union-attr]
+    assert b"pair 3:" in said, said
+    os.killpg(process.pid, signal.SIGINT)  # a terminal's Ctrl-C goes to the whole group
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert b"every finished pair is kept" in out and b"Traceback" not in err
+    duel_id = out.split(b"duel ", 1)[1].split(b":", 1)[0].decode()
+    with matchlog.open(db) as log:
+        stopped = log.duel(duel_id)
+    assert stopped.pairs >= 3 and stopped.verdict.startswith("undecided")
+    # Resume: the games missing from begun pairs are played with their pairs' chance, then new pairs.
+    target = stopped.last_pair + 2
+    resumed = json.loads(
+        invoke(
+            "duel",
+            "backgammon",
+            "-p",
+            "random",
+            "-p",
+            "random",
+            "--pairs",
+            str(target),
+            "--resume",
+            duel_id,
+            "--db",
+            str(db),
+            "--json",
+        )
+    )
+    report = resumed["report"]
+    assert report["duel_id"] == duel_id and report["incomplete"] == 0 and report["pairs"] == target
+    invoke("audit", "--all", "--db", str(db))
+    # Resuming with other players is refused, naming the duel's.
+    invoke("duel", "backgammon", "-p", "heuristic", "-p", "random", "--resume", duel_id, "--db", str(db), code=2)
+
+
+def test_a_duel_of_four_seats_rotates_the_first_player_through_every_seat(tmp_path: Path) -> None:
+    with matchlog.open(tmp_path / "fish.duckdb", write=True, mode="create") as log:
+        run = run_duel(
+            "fish", "maximin:1", "random", store=log, seats=4, pairs=2, seed=2, options={"random_board": True}
+        )
+        report = run.report
+        assert report.pairs == 2 and report.seats == 4 and len(report.counts) == 2 * 4 * 3 + 1
+        for pair in report.pair_list:
+            seats = [[s.name for s in log.read(m)[0].event.seats] for m in pair.matches]
+            assert [names.index("maximin:1") for names in seats] == [0, 1, 2, 3]
+        assert all(m.passed for m in log.audit())
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["-p", "heuristic"], "usage.players"),
+        (["-p", "heuristic", "-p", "random", "--sprt", "elo0=5,elo1=0"], "usage.sprt"),
+        (["-p", "heuristic", "-p", "random", "--resume", "no-such-duel"], "store.unknown_match"),
+    ],
+)
+def test_a_duel_that_makes_no_sense_is_a_clear_error(tmp_path: Path, args: list[str], code: str) -> None:
+    result = runner.invoke(app, ["duel", "backgammon", *args, "--db", str(tmp_path / "x.duckdb")])
+    assert result.exit_code == 2 and f"error[{code}]" in result.output, result.output
+    assert "Traceback" not in result.output
