@@ -81,7 +81,8 @@ def seats_from_specs(
     game: str, specs: Sequence[str], *, in_process: bool = False, limits: Limits | None = None
 ) -> list[Seat]:
     """The seats for the given specs: names are unique (a repeated one gets #2, #3, ...). A user's
-    class is loaded to check it: in a child process (under `limits`) unless `in_process`.
+    class is loaded to check it: in a child process (under `limits`) unless `in_process`. A seat of
+    user code that runs unconfined (`in_process`, `limits.unconfined`) is marked so.
 
     Raises:
         UsageError: a spec names no built-in, no program that can run, or no class that loads.
@@ -93,9 +94,14 @@ def seats_from_specs(
         named = _NAME.match(text)
         name, spec = (named["name"], named["spec"].strip()) if named else (None, text)
         _check_spec(game, spec, in_process=in_process, limits=limits)
-        base = name or (spec if is_builtin(game, spec) else _default_name(spec))
+        builtin = is_builtin(game, spec)
+        base = name or (spec if builtin else _default_name(spec))
         used[base] = used.get(base, 0) + 1
-        seats.append(Seat(name=base if used[base] == 1 else f"{base}#{used[base]}", player=spec))
+        # User code that the operating system does not confine says so in the record.
+        unconfined = not builtin and (
+            (in_process and not spec.startswith("cmd:")) or (limits is not None and limits.unconfined)
+        )
+        seats.append(Seat(name=base if used[base] == 1 else f"{base}#{used[base]}", player=spec, unconfined=unconfined))
     return seats
 
 

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from matchlog.events import PlayerRemoved, Seat, UsageError
-from matchlog.referee import Limits, play_match, seats_from_specs
-from matchlog.referee import sandbox
+from matchlog.referee import Limits, play_match, sandbox, seats_from_specs
 from matchlog.referee.players import make_player
 from matchlog.replay import audit_records
 from matchlog.store import Store
@@ -73,7 +72,7 @@ def probes():
         except OSError:
             pass
     try:
-        found.append(f"listed the log's folder: {sorted(os.listdir(os.path.dirname(LOG)))}")
+        found.append(f"listed the log's folder ({len(os.listdir(os.path.dirname(LOG)))} files)")
     except OSError:
         pass
     for suffix in ("", ".wal"):
@@ -188,14 +187,11 @@ def _attack(
     with Store(log) as store:
         other = make_player("porrinha", f"{honest}:Honest", random.Random(2), limits=limits)
         with other:  # type: ignore[attr-defined]
-            source = (
-                HONEST
-                + PROBES.replace("LOG_PATH", repr(str(log)))
-                .replace("REFEREE_PID", str(os.getpid()))
-                .replace("REFEREE_CMDLINE", repr(Path(f"/proc/{os.getpid()}/cmdline").read_bytes()))
-                .replace("OTHER_PIDS", repr(_pids_of(honest)))
-                .replace("SERVICE_PORT", str(port))
-            )
+            source = HONEST + PROBES.replace("LOG_PATH", repr(str(log))).replace(
+                "REFEREE_PID", str(os.getpid())
+            ).replace("REFEREE_CMDLINE", repr(Path(f"/proc/{os.getpid()}/cmdline").read_bytes())).replace(
+                "OTHER_PIDS", repr(_pids_of(honest))
+            ).replace("SERVICE_PORT", str(port))
             prober = players / "prober.py"
             prober.write_text(source)
             if kind == "class":
@@ -281,3 +277,26 @@ def test_the_confinement_probe_says_why_bwrap_cannot_run(tmp_path: Path):
     found = sandbox.find_jail(str(broken))
     assert found[0] is None and "No permissions to create a new namespace" in found[1]
     assert sandbox.confinement().jail is not None, sandbox.confinement().why_not  # this machine confines
+
+
+def test_a_confined_player_sees_every_package_of_matchlog():
+    import tomllib
+
+    from matchlog.referee.jail import PACKAGES
+
+    packages = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert sorted(PACKAGES) == sorted(packages["packages"])
+
+
+def test_a_confined_program_has_no_descriptor_but_its_pipes_and_runs_where_the_referee_does(tmp_path: Path):
+    import time
+
+    script = tmp_path / "look.sh"
+    script.write_text("read line\necho $(ls /proc/self/fd) $(pwd) $(ls /proc | grep -c '^[0-9]')\n")
+    child = sandbox.Child({"exec": ["/bin/sh", str(script)]}, Limits())
+    try:
+        seen = child.exchange(b"look\n", time.monotonic() + 60).decode().split()
+    finally:
+        child.close()
+    # 0, 1, 2 and ls's own; the referee's folder; only the sandbox's few processes (its init, sh and the pipe).
+    assert seen[:4] == ["0", "1", "2", "3"] and seen[4] == os.getcwd() and int(seen[5]) <= 8, seen
