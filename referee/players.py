@@ -25,7 +25,15 @@ from matchlog.events import Seat, UsageError
 if TYPE_CHECKING:
     from .sandbox import Limits
 
-__all__ = ["builtin_names", "load_player", "make_player", "register_builtin", "seats_from_specs", "seats_taken_by"]
+__all__ = [
+    "builtin_names",
+    "load_player",
+    "make_player",
+    "register_builtin",
+    "runs_unconfined",
+    "seats_from_specs",
+    "seats_taken_by",
+]
 
 _BUILTINS: dict[str, dict[str, tuple[Callable[..., object], str, str | None]]] = {}
 _NAME = re.compile(r"^(?P<name>[A-Za-z0-9_.#-]{1,40})=(?P<spec>.+)$")
@@ -94,15 +102,19 @@ def seats_from_specs(
         named = _NAME.match(text)
         name, spec = (named["name"], named["spec"].strip()) if named else (None, text)
         _check_spec(game, spec, in_process=in_process, limits=limits)
-        builtin = is_builtin(game, spec)
-        base = name or (spec if builtin else _default_name(spec))
+        base = name or (spec if is_builtin(game, spec) else _default_name(spec))
         used[base] = used.get(base, 0) + 1
-        # User code that the operating system does not confine says so in the record.
-        unconfined = not builtin and (
-            (in_process and not spec.startswith("cmd:")) or (limits is not None and limits.unconfined)
-        )
+        unconfined = runs_unconfined(game, spec, in_process=in_process, limits=limits)
         seats.append(Seat(name=base if used[base] == 1 else f"{base}#{used[base]}", player=spec, unconfined=unconfined))
     return seats
+
+
+def runs_unconfined(game: str, spec: str, *, in_process: bool = False, limits: Limits | None = None) -> bool:
+    """Whether `spec` is user code that the operating system will not confine: a class `in_process`,
+    or any child under `limits.unconfined` (what its seat records, so no result reads as confined)."""
+    if is_builtin(game, spec):
+        return False
+    return (in_process and not spec.startswith("cmd:")) or (limits is not None and limits.unconfined)
 
 
 def seats_taken_by(game: str, seats: Sequence[Seat], specs: Sequence[str]) -> list[Seat]:

@@ -300,3 +300,49 @@ def test_a_confined_program_has_no_descriptor_but_its_pipes_and_runs_where_the_r
         child.close()
     # 0, 1, 2 and ls's own; the referee's folder; only the sandbox's few processes (its init, sh and the pipe).
     assert seen[:4] == ["0", "1", "2", "3"] and seen[4] == os.getcwd() and int(seen[5]) <= 8, seen
+
+
+def test_a_match_resumed_with_unconfined_players_records_which(tmp_path: Path):
+    from matchlog.events import MatchResumed, encode
+    from matchlog.referee import play_series, resume_match
+    from matchlog.replay import undo
+
+    honest = tmp_path / "honest.py"
+    honest.write_text(HONEST)
+    with Store(":memory:") as store:
+        match_id = play_series("porrinha", ["random", "random"], seed=1, store=store).matches[0].match_id
+        undo(store, match_id, reason="appeal")
+        specs = ["random", f"{honest}:Honest"]
+        resume_match(store, match_id, specs, seed=2, limits=Limits(unconfined=True))
+        undo(store, match_id, reason="appeal")
+        resume_match(store, match_id, specs, seed=3)
+        resumed = [r.event for r in store.read(match_id) if isinstance(r.event, MatchResumed)]
+    assert [event.unconfined for event in resumed] == [(1,), ()]
+    assert b"unconfined" not in encode(resumed[1])  # none: the event's bytes are as before
+
+
+def test_a_class_of_a_package_sees_its_package_and_nothing_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    package = tmp_path / "mybots"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "book.txt").write_text("2\n")
+    (tmp_path / "secret.txt").write_text("the log's neighbour\n")
+    (package / "bot.py").write_text(
+        HONEST
+        + """
+from pathlib import Path
+
+
+class Booked(Honest):
+    def begin_game(self, table):
+        if Path(__file__).with_name("book.txt").read_text() != "2\\n":
+            raise RuntimeError("its own package's file is missing")
+        if Path(__file__).parents[1].joinpath("secret.txt").exists():
+            raise RuntimeError("it sees the file beside its package")
+"""
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seats = seats_from_specs("porrinha", ["mybots.bot:Booked", "random"])
+    with make_player("porrinha", seats[0].player, random.Random(1)) as me:  # type: ignore[attr-defined]
+        result = play_match("porrinha", seats, [me, make_player("porrinha", "random", random.Random(2))], seed=3)
+    assert result.outcome.removed == ()
