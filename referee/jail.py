@@ -23,6 +23,7 @@ of its own; no descriptor but the three pipes; a session of its own; it dies wit
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shlex
 import shutil
@@ -100,13 +101,19 @@ def find_jail(program: str | None = None) -> tuple[str | None, str]:
 
 
 def jail_argv(bwrap: str, run: dict[str, Any], memory: int | None) -> list[str]:
-    """The command line that runs `run` (see `host`) inside a sandbox of its own."""
+    """The command line that runs `run` (a program, or a Python player's host: see `host`) inside
+    a sandbox of its own made by `bwrap`, with a private /tmp of `memory` bytes (None: 1 GiB)."""
     binds = _Binds()
-    cwd = os.getcwd()
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the referee's folder was removed: the player starts in its /tmp
+        cwd = "/tmp"
     if "exec" in run:
         command = _program(run["exec"], cwd, binds)
     else:
-        command = [sys.executable, "-I", "-S", str(Path(__file__).with_name("host.py")), _host_config(run)]
+        # Its host, told that it is confined already (no jail): it only loads and serves the class.
+        config = json.dumps({"jail": None, "run": run})
+        command = [sys.executable, "-I", "-S", str(Path(__file__).with_name("host.py")), config]
         _python(sys.executable, binds)
         for entry in sys.path:
             if Path(entry).name in ("site-packages", "dist-packages"):
@@ -121,12 +128,6 @@ def jail_argv(bwrap: str, run: dict[str, Any], memory: int | None) -> list[str]:
     return [bwrap, *_FLAGS, *_system_binds(), *places, *binds.argv(), *home, "--", *command]
 
 
-def _host_config(run: dict[str, Any]) -> str:
-    import json
-
-    return json.dumps({"jail": None, "run": run})
-
-
 class _Binds:
     """The paths a player sees beyond the system's, each read-only at its own path."""
 
@@ -134,22 +135,25 @@ class _Binds:
         self.paths: dict[str, str] = {}  # where inside -> what outside
         self.links: dict[str, str] = {}  # where inside -> the link's text
 
-    def add(self, path: str | Path | None, source: str | Path | None = None) -> None:
+    def add(self, path: str | Path | None) -> None:
+        """Show `path` (what it links to, at its own path), unless the system's folders show it."""
         if path is None:
             return
         where = os.path.abspath(path)
-        if _under(where, _SYSTEM) or not os.path.lexists(source or where):
-            return
-        self.paths[where] = os.path.realpath(source or where)
+        if not _under(where, _SYSTEM) and os.path.exists(where):
+            self.paths[where] = os.path.realpath(where)
 
     def add_all(self, paths: Iterable[str | Path]) -> None:
+        """Show each of `paths`."""
         for path in paths:
             self.add(path)
 
     def link(self, where: str | Path, text: str) -> None:
+        """Make a link at `where` that reads `text`, as on the host."""
         self.links[os.path.abspath(where)] = text
 
     def argv(self) -> list[str]:
+        """bwrap's arguments for them: read-only binds, outermost first, then the links."""
         argv: list[str] = []
         kept: list[str] = []
         for where in sorted(self.paths):  # a folder before what is in it, which it already shows
@@ -167,6 +171,7 @@ def _under(path: str, folders: Iterable[str]) -> bool:
 
 
 def _system_binds() -> list[str]:
+    """bwrap's arguments that show the system's folders and the linker's files of /etc."""
     argv: list[str] = []
     for path in _SYSTEM:
         if os.path.islink(path):
