@@ -140,7 +140,7 @@ class _Binds:
         if path is None:
             return
         where = os.path.abspath(path)
-        if not _under(where, _SYSTEM) and os.path.exists(where):
+        if where != "/" and not _under(where, _SYSTEM) and os.path.exists(where):  # never the whole root
             self.paths[where] = os.path.realpath(where)
 
     def add_all(self, paths: Iterable[str | Path]) -> None:

@@ -71,8 +71,9 @@ def probes():
             found.append("read " + os.path.basename(LOG + suffix))
         except OSError:
             pass
-    try:
-        found.append(f"listed the log's folder ({len(os.listdir(os.path.dirname(LOG)))} files)")
+    try:  # the folder may be there, holding the player's own file, but none of the log's
+        if names := [name for name in os.listdir(os.path.dirname(LOG)) if name.startswith("log.duckdb")]:
+            found.append(f"listed the log's folder ({len(names)} of the log's files)")
     except OSError:
         pass
     for suffix in ("", ".wal"):
@@ -175,10 +176,18 @@ def _pids_of(marker: Path) -> list[int]:
 
 
 def _attack(
-    tmp_path: Path, log_folder: Path, port: int, kind: str, limits: Limits, *, probe: bool = True
+    tmp_path: Path,
+    log_folder: Path,
+    port: int,
+    kind: str,
+    limits: Limits,
+    *,
+    probe: bool = True,
+    beside: bool = False,
 ) -> tuple[list[PlayerRemoved], tuple[int, ...], tuple[Seat, ...]]:
     """Play a Porrinha match in the log's folder's log: the prober (or, not `probe`, the same
-    player without its probes) at seat 0 against an honest child player; its removals, places, seats."""
+    player without its probes) at seat 0 against an honest child player; its removals, places, seats.
+    `beside`: the prober's file lies in the log's folder, the referee's folder, named relatively."""
     players = tmp_path / "players"
     players.mkdir(exist_ok=True)
     honest = players / "honest.py"
@@ -192,12 +201,13 @@ def _attack(
             ).replace("REFEREE_CMDLINE", repr(Path(f"/proc/{os.getpid()}/cmdline").read_bytes())).replace(
                 "OTHER_PIDS", repr(_pids_of(honest))
             ).replace("SERVICE_PORT", str(port))
-            prober = players / "prober.py"
+            prober = (log_folder if beside else players) / "prober.py"
             prober.write_text(source)
+            named = "prober.py" if beside else str(prober)
             if kind == "class":
-                spec = f"{prober}:{'Prober' if probe else 'Honest'}"
+                spec = f"{named}:{'Prober' if probe else 'Honest'}"
             else:
-                spec = f"cmd:{sys.executable} {prober}" + (" --probe" if probe else "")
+                spec = f"cmd:{sys.executable} {named}" + (" --probe" if probe else "")
             seats = seats_from_specs("porrinha", [spec, f"{honest}:Honest"], limits=limits)
             me = make_player("porrinha", seats[0].player, random.Random(1), limits=limits)
             with me:  # type: ignore[attr-defined]
@@ -224,6 +234,15 @@ def test_a_confined_player_reaches_nothing_and_plays_as_an_honest_one(
         "log.duckdb.server",
         "log.duckdb.token",
     ]
+
+
+@pytest.mark.parametrize("kind", ["class", "program"])
+def test_a_confined_player_beside_the_log_in_the_referees_folder_sees_only_its_own_file(
+    tmp_path: Path, log_folder: Path, service: int, kind: str, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(log_folder)
+    removals, _, _ = _attack(tmp_path, log_folder, service, kind, Limits(), beside=True)
+    assert removals == [], removals[0].reason
 
 
 @pytest.mark.parametrize("kind", ["class", "program"])
