@@ -1,5 +1,6 @@
-"""What the process boundary costs: the same user player in the referee's process (`--in-process`)
-and in a confined child process of its own (the default), per game, side by side in one run.
+"""What the process boundary costs: the same user player in the referee's process (`--in-process`),
+in an unconfined child process (`--unconfined`: process group, cgroups and limits only) and in a
+confined one (the default: a bubblewrap sandbox too), per game, side by side in one run.
 
     python bench/bench_players.py              # the default counts below
     python bench/bench_players.py --scale 0.2  # quicker
@@ -8,7 +9,8 @@ The user player is each game's built-in random player, seeded, loaded as a user 
 so both runs play exactly the same games (same seeds) and make the same calls; the difference in time
 over the number of calls made to that seat ("per call") is what one call across the boundary costs (a JSON line
 each way: the seat's view encoded, sent, decoded, the answer back). Also: what starting a child
-costs (spawn, confinement, loading the class), and a line's round trip through `cat`, the floor.
+costs (spawn, confinement, loading the class), unconfined and confined, and a line's round trip
+through `cat`, the floor.
 """
 
 from __future__ import annotations
@@ -68,31 +70,34 @@ def _counted(call):
     return counting
 
 
-def _play(game: str, specs: list[str], options: dict, games: int, *, in_process: bool) -> tuple[float, int]:
+def _play(
+    game: str, specs: list[str], options: dict, games: int, *, in_process: bool, unconfined: bool = False
+) -> tuple[float, int]:
     _calls["count"] = 0
+    limits = Limits(unconfined=unconfined)
     began = time.perf_counter()
-    play_series(game, specs, games=games, options=options, seed=1, in_process=in_process)
+    play_series(game, specs, games=games, options=options, seed=1, in_process=in_process, limits=limits)
     return time.perf_counter() - began, _calls["count"]
 
 
-def _starts(times: int) -> tuple[float, float]:
+def _starts(times: int, limits: Limits) -> tuple[float, float]:
     """Milliseconds to start a Python child player (and end it), median; and a cmd: program."""
     python, program = [], []
     for _ in range(times):
         began = time.perf_counter()
-        ChildPlayer("porrinha", "matchlog.referee.porrinha:RandomPlayer", seed=1).start().close()
+        ChildPlayer("porrinha", "matchlog.referee.porrinha:RandomPlayer", seed=1, limits=limits).start().close()
         python.append(time.perf_counter() - began)
         began = time.perf_counter()
-        child = Child({"exec": ["cat"]}, Limits())
+        child = Child({"exec": ["cat"]}, limits)
         child.exchange(b"null\n", None)
         child.close()
         program.append(time.perf_counter() - began)
     return statistics.median(python) * 1e3, statistics.median(program) * 1e3
 
 
-def _round_trip(lines: int) -> float:
+def _round_trip(lines: int, limits: Limits) -> float:
     """Microseconds for one line to `cat` and back."""
-    child = Child({"exec": ["cat"]}, Limits())
+    child = Child({"exec": ["cat"]}, limits)
     try:
         line = b'{"call":"hand","table":{"index":0}}\n'
         began = time.perf_counter()
@@ -113,7 +118,10 @@ def main() -> None:
     for line in confinement().lines():
         print(f"  {line}")
     print()
-    print(f"{'game':11} {'games':>6} {'calls/game':>10} {'in process':>15} {'child':>15} {'per call':>15} {'ratio':>6}")
+    print(
+        f"{'game':11} {'games':>6} {'calls/game':>10} {'in process':>15} {'unconfined':>15} {'per call':>10}"
+        f" {'confined':>15} {'per call':>10} {'ratio':>6}"
+    )
     scratch = tempfile.mkdtemp()
     path = Path(scratch) / "bench_players_classes.py"
     path.write_text(PLAYERS)
@@ -122,17 +130,24 @@ def main() -> None:
         specs = [f"{path}:{name}", *opponents]
         _play(game, specs, options, 1, in_process=False)  # warm up: imports, caches
         inside, calls = _play(game, specs, options, games, in_process=True)
+        loose, loose_calls = _play(game, specs, options, games, in_process=False, unconfined=True)
         child, child_calls = _play(game, specs, options, games, in_process=False)
-        assert calls == child_calls, f"{game}: {calls} calls in process, {child_calls} in a child"
+        assert calls == child_calls == loose_calls, f"{game}: {calls} calls in process, {child_calls} in a child"
         print(
             f"{game:11} {games:>6,} {calls / games:>10,.0f} {inside / games * 1e3:>10.1f} ms/game"
-            f" {child / games * 1e3:>10.1f} ms/game {(child - inside) / calls * 1e6:>+10.0f} µs {child / inside:>5.1f}x"
+            f" {loose / games * 1e3:>10.1f} ms/game {(loose - inside) / calls * 1e6:>+7.0f} µs"
+            f" {child / games * 1e3:>10.1f} ms/game {(child - inside) / calls * 1e6:>+7.0f} µs {child / inside:>5.1f}x"
         )
     shutil.rmtree(scratch)
-    python, program = _starts(max(3, int(20 * args.scale)))
+    times, lines = max(3, int(20 * args.scale)), max(1000, int(20_000 * args.scale))
     print()
-    print(f"starting and ending a child: a Python class {python:.0f} ms, a cmd: program {program:.0f} ms (median)")
-    print(f"a line's round trip through cat (the floor): {_round_trip(max(1000, int(20_000 * args.scale))):.1f} µs")
+    for name, limits in (("unconfined", Limits(unconfined=True)), ("confined", Limits())):
+        python, program = _starts(times, limits)
+        floor = _round_trip(lines, limits)
+        print(
+            f"{name:>10}: starting and ending a child: a Python class {python:.0f} ms, a cmd: program"
+            f" {program:.0f} ms (median); a line's round trip through cat (the floor): {floor:.1f} µs"
+        )
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from .output import (
     console,
     emit_json,
     error_line,
+    errors,
     short,
 )
 
@@ -56,6 +57,23 @@ InProcess = Annotated[
     ),
 ]
 Memory = Annotated[int, typer.Option(min=16, help="MiB of memory each process of a child player may hold.")]
+Unconfined = Annotated[
+    bool,
+    typer.Option(
+        "--unconfined",
+        help="Run child players without the operating system's confinement (on a machine without "
+        "bubblewrap): they can read whatever this user can. Each match records that they were unconfined.",
+    ),
+]
+
+
+def say_unconfined(unconfined: bool) -> None:
+    """Say aloud that user players run unconfined, before they run."""
+    if unconfined:
+        errors.out(
+            "warning: players run unconfined (--unconfined): a user's player can read whatever this user "
+            "can, the log included; the matches record that they were unconfined"
+        )
 
 
 def position_option(notation: str) -> Any:
@@ -90,6 +108,7 @@ def play_porrinha(
         str | None, position_option("chopsticks per seat and the first guesser, e.g. '3,2,0,1 first=1'")
     ] = None,
     in_process: InProcess = False,
+    unconfined: Unconfined = False,
     memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
@@ -114,6 +133,7 @@ def play_porrinha(
         json=json,
         position=position,
         in_process=in_process,
+        unconfined=unconfined,
         memory=memory,
     )
 
@@ -140,6 +160,7 @@ def play_davinci(
         ),
     ] = None,
     in_process: InProcess = False,
+    unconfined: Unconfined = False,
     memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
@@ -164,6 +185,7 @@ def play_davinci(
         json=json,
         position=position,
         in_process=in_process,
+        unconfined=unconfined,
         memory=memory,
     )
 
@@ -189,6 +211,7 @@ def play_fish(
         ),
     ] = None,
     in_process: InProcess = False,
+    unconfined: Unconfined = False,
     memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
@@ -216,6 +239,7 @@ def play_fish(
         json=json,
         position=position,
         in_process=in_process,
+        unconfined=unconfined,
         memory=memory,
     )
 
@@ -245,6 +269,7 @@ def play_backgammon(
         ),
     ] = None,
     in_process: InProcess = False,
+    unconfined: Unconfined = False,
     memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
@@ -271,6 +296,7 @@ def play_backgammon(
         json=json,
         position=position,
         in_process=in_process,
+        unconfined=unconfined,
         memory=memory,
     )
 
@@ -289,9 +315,11 @@ def play_and_report(
     json: bool,
     position: str | None = None,
     in_process: bool = False,
+    unconfined: bool = False,
     memory: int = 1024,
 ) -> None:
     played: list[MatchResult] = []
+    say_unconfined(unconfined)
 
     def report(result: MatchResult) -> None:
         played.append(result)
@@ -311,7 +339,7 @@ def play_and_report(
                 on_match=report,
                 position=position,
                 in_process=in_process,
-                limits=Limits(memory=memory << 20),
+                limits=Limits(memory=memory << 20, unconfined=unconfined),
             )
         except KeyboardInterrupt:
             # The match in play was ended as abandoned; those finished are durable and were printed.
@@ -376,6 +404,7 @@ def resume_command(
         typer.Option(min=0.001, help="Seconds a user player may take per call (default: 30 for Fish, else 10)."),
     ] = None,
     in_process: InProcess = False,
+    unconfined: Unconfined = False,
     memory: Memory = 1024,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -387,6 +416,7 @@ def resume_command(
     fresh seed committed here and revealed at the end, so `matchlog audit` re-derives every draw.
     Example: matchlog undo 01a1fcca --reason appeal && matchlog resume 01a1fcca -p random -p reasoner
     """
+    say_unconfined(unconfined)
     with open_log(db, server) as log:
         result = resume_and_report(
             log,
@@ -396,7 +426,7 @@ def resume_command(
             timeout=timeout,
             json=json,
             in_process=in_process,
-            limits=Limits(memory=memory << 20),
+            limits=Limits(memory=memory << 20, unconfined=unconfined),
         )
     if json:
         emit_json(result)

@@ -42,7 +42,7 @@ from .output import (
     short,
     short_spec,
 )
-from .play import InProcess, Memory
+from .play import InProcess, Memory, Unconfined, say_unconfined
 
 # -- tournaments -------------------------------------------------------------------------------
 
@@ -100,6 +100,7 @@ def tournament(
         ),
     ] = False,
     in_process: InProcess = False,
+    unconfined: Unconfined = False,
     memory: Memory = 1024,
     quiet: Quiet = False,
     db: Db = DEFAULT_DB,
@@ -127,7 +128,8 @@ def tournament(
     settings = _options(option or [])
     if timeout is None:
         timeout = FISH_TIMEOUT if game == "fish" else DEFAULT_TIMEOUT
-    limits = Limits(memory=memory << 20)
+    limits = Limits(memory=memory << 20, unconfined=unconfined)
+    say_unconfined(unconfined)
     if knockout:
         from matchlog.referee.channel import close_players
 

@@ -52,11 +52,17 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
         return None
 
 
-class Seat(msgspec.Struct, frozen=True):
-    """One place at the table: the name shown for it and the player (strategy) that sat there."""
+class Seat(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One place at the table: the name shown for it and the player (strategy) that sat there.
+
+    `unconfined` says that the player was user code the operating system did not confine (asked
+    for with `--unconfined`, or a class `--in-process`): it could read what the referee's user can.
+    Omitted when False, so seats recorded before it existed keep their bytes.
+    """
 
     name: str
     player: str
+    unconfined: bool = False
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True):

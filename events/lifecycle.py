@@ -127,13 +127,16 @@ class ChanceRevealed(Event, tag="match.chance_revealed"):
     seed: str
 
 
-class MatchResumed(Event, tag="match.resumed"):
+class MatchResumed(Event, tag="match.resumed", omit_defaults=True):
     """A referee picked up a match that had not ended (after an undo, in a fork, after a crash) from
     the state its log folds to, with `players[seat]` playing each seat from here on; seats keep
     their names. Chance starts a new segment here: the referee commits to a fresh seed right after
-    this event and reveals it at the end, so every draw after it is re-derived from that seed."""
+    this event and reveals it at the end, so every draw after it is re-derived from that seed.
+    `unconfined` lists the seats whose players are user code the operating system does not confine
+    (as `Seat.unconfined`; omitted when none, so events recorded before it keep their bytes)."""
 
     players: tuple[str, ...]
+    unconfined: tuple[int, ...] = ()
 
 
 class AnswerWithheld(Event, tag="match.answer_withheld"):

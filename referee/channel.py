@@ -28,7 +28,7 @@ from matchlog.events import UsageError
 
 from .calls import Channel, PlayerCalls, Reply
 from .messages import Messages, messages_for
-from .sandbox import MALFORMED, START, TIMEOUT, Child, ChildFailed, Limits
+from .sandbox import MALFORMED, START, TIMEOUT, UNCONFINED, Child, ChildFailed, Limits
 
 __all__ = ["ChildPlayer", "ProcessChannel", "channel_for", "close_players", "program_argv"]
 
@@ -86,7 +86,8 @@ class ChildPlayer:
 
         Raises:
             UsageError: the process could not start, or the player's class cannot be loaded or built,
-                or it ended or stalled before it was ready (usage.player).
+                or it ended or stalled before it was ready (usage.player); this machine cannot confine
+                it and it was not asked for unconfined (usage.confinement).
         """
         if self.child is not None and not self.child.closed:
             return self
@@ -94,6 +95,13 @@ class ChildPlayer:
         try:
             child = Child(run, self.limits)
         except ChildFailed as failed:
+            if failed.code == UNCONFINED:
+                raise UsageError(
+                    f"player {self.spec}: players cannot be confined on this machine: {failed.detail}; "
+                    "or say --unconfined to play it unconfined (it can then read what this user can, and "
+                    "the match records that it was unconfined)",
+                    code="usage.confinement",
+                ) from None
             raise UsageError(f"player {self.spec}: {failed.detail}", code="usage.player") from None
         if "exec" in run:
             self.child = child

@@ -2,8 +2,10 @@
 
 It confines the process (`confine`) before anything of the player runs, and before anything but the
 standard library is imported (this module imports nothing else: it starts in milliseconds, with no
-site packages, and a program's host never loads more). Then, for a program
-(`cmd:`), it becomes that program (exec); for a user's Python class (`module:Class`, `file.py:Class`)
+site packages, and a program's host never loads more). Then it becomes what the referee asked for
+(exec): by default a bubblewrap sandbox (`jail`) that runs the program, or a second host inside it
+(CONFIG's jail null: confined already) for a Python class; unconfined, the program itself. For a
+program (`cmd:`) that is all; for a user's Python class (`module:Class`, `file.py:Class`)
 it loads the class and serves the game's protocol (docs/protocol.md) on behalf of the object: each
 message read from the referee is turned into the call the class was written for (a `Table`, a
 `Board`, a view, a game tree: `messages`), and what the call returns, or raises, is the answer line.
@@ -34,7 +36,8 @@ _DETAIL_LIMIT = 300
 def main(argv: list[str]) -> None:
     """Confine this process, then run what the referee asked for."""
     config = json.loads(argv[0])
-    confine(config["jail"])
+    if config["jail"] is not None:  # None: inside a sandbox, whose host outside confined it already
+        confine(config["jail"])
     run = config["run"]
     if "exec" in run:
         _become(run["exec"])

@@ -283,13 +283,15 @@ class Resumption(msgspec.Struct, frozen=True, kw_only=True):
     back skipped: `replay.fold.effective`), `last_seq` the seq of the log's last event (an undo
     may follow the last effective one), `players` the player at each seat from here on, and
     `seeds` earlier chance seeds this referee reveals at the end besides its own (a fork's
-    origin revealed them, so the fork's own log can re-derive its first segment too).
+    origin revealed them, so the fork's own log can re-derive its first segment too), and
+    `unconfined` the seats whose players the operating system does not confine.
     """
 
     history: tuple[Record, ...]
     last_seq: int
     players: tuple[str, ...]
     seeds: tuple[bytes, ...] = ()
+    unconfined: tuple[int, ...] = ()
 
 
 class Referee:
@@ -344,7 +346,7 @@ class Referee:
                 self.removed.add(record.event.seat)
         self.seq = resumption.last_seq
         self._seeds = resumption.seeds
-        self.record(MatchResumed(players=resumption.players))
+        self.record(MatchResumed(players=resumption.players, unconfined=resumption.unconfined))
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -39,7 +39,7 @@ from . import backgammon, davinci, fish
 from .calls import Channel
 from .channel import channel_for, close_players
 from .match import MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder, ctrl_c_deferred
-from .players import is_builtin, make_player, seats_from_specs, seats_taken_by
+from .players import is_builtin, make_player, runs_unconfined, seats_from_specs, seats_taken_by
 from .porrinha import PorrinhaProtocol
 from .sandbox import Limits
 
@@ -202,6 +202,11 @@ def resume_match(
         last_seq=records[-1].seq,
         players=tuple(seat.player for seat in seats),
         seeds=_seeds_revealed_upstream(store, records),
+        unconfined=tuple(
+            index
+            for index, seat in enumerate(seats)
+            if runs_unconfined(started.game, seat.player, in_process=in_process, limits=limits)
+        ),
     )
     made: list[object] = []
     try:

@@ -25,7 +25,15 @@ from matchlog.events import Seat, UsageError
 if TYPE_CHECKING:
     from .sandbox import Limits
 
-__all__ = ["builtin_names", "load_player", "make_player", "register_builtin", "seats_from_specs", "seats_taken_by"]
+__all__ = [
+    "builtin_names",
+    "load_player",
+    "make_player",
+    "register_builtin",
+    "runs_unconfined",
+    "seats_from_specs",
+    "seats_taken_by",
+]
 
 _BUILTINS: dict[str, dict[str, tuple[Callable[..., object], str, str | None]]] = {}
 _NAME = re.compile(r"^(?P<name>[A-Za-z0-9_.#-]{1,40})=(?P<spec>.+)$")
@@ -81,7 +89,8 @@ def seats_from_specs(
     game: str, specs: Sequence[str], *, in_process: bool = False, limits: Limits | None = None
 ) -> list[Seat]:
     """The seats for the given specs: names are unique (a repeated one gets #2, #3, ...). A user's
-    class is loaded to check it: in a child process (under `limits`) unless `in_process`.
+    class is loaded to check it: in a child process (under `limits`) unless `in_process`. A seat of
+    user code that runs unconfined (`in_process`, `limits.unconfined`) is marked so.
 
     Raises:
         UsageError: a spec names no built-in, no program that can run, or no class that loads.
@@ -95,8 +104,17 @@ def seats_from_specs(
         _check_spec(game, spec, in_process=in_process, limits=limits)
         base = name or (spec if is_builtin(game, spec) else _default_name(spec))
         used[base] = used.get(base, 0) + 1
-        seats.append(Seat(name=base if used[base] == 1 else f"{base}#{used[base]}", player=spec))
+        unconfined = runs_unconfined(game, spec, in_process=in_process, limits=limits)
+        seats.append(Seat(name=base if used[base] == 1 else f"{base}#{used[base]}", player=spec, unconfined=unconfined))
     return seats
+
+
+def runs_unconfined(game: str, spec: str, *, in_process: bool = False, limits: Limits | None = None) -> bool:
+    """Whether `spec` is user code that the operating system will not confine: a class `in_process`,
+    or any child under `limits.unconfined` (what its seat records, so no result reads as confined)."""
+    if is_builtin(game, spec):
+        return False
+    return (in_process and not spec.startswith("cmd:")) or (limits is not None and limits.unconfined)
 
 
 def seats_taken_by(game: str, seats: Sequence[Seat], specs: Sequence[str]) -> list[Seat]:

@@ -20,6 +20,13 @@ The referee talks to a child one line at a time (`Child.exchange`) under a deadl
 answer and its stderr together so that no pipe can fill and stall either side, and caps both.
 `Child.close` ends every process the player started and removes its cgroups; a child nobody closed
 is closed when it is garbage, or when the interpreter exits.
+
+Above all, the operating system confines it (`jail`): the host, once it has joined its cgroups and
+set its limits, becomes a bubblewrap sandbox in which the player sees only what running it needs,
+no other process, no network and no file of the log's folder. A machine where bubblewrap cannot
+make one refuses to start a child player (`usage.confinement`, with the reason), unless the player
+is asked for unconfined (`Limits.unconfined`, `--unconfined`): then only the mechanisms above hold,
+and its seat records that it was unconfined.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from typing import Any
 import msgspec
 
 from . import host
+from .jail import find_jail, jail_argv
 
 __all__ = [
     "EXITED",
@@ -49,6 +57,7 @@ __all__ = [
     "OUTPUT",
     "START",
     "TIMEOUT",
+    "UNCONFINED",
     "Child",
     "ChildFailed",
     "Confinement",
@@ -62,6 +71,8 @@ EXITED = "player.exited"
 OUTPUT = "player.output"
 MALFORMED = "player.malformed"
 START = "player.start"
+#: Why a child player was not started: this machine cannot confine it, and nobody said --unconfined.
+UNCONFINED = "player.unconfined"
 
 #: How much of a child's stderr a ruling quotes (its last bytes).
 _TAIL = 600
@@ -83,6 +94,9 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     processes: int | None = 64
     #: Seconds a Python player has to load and say it is ready.
     start_seconds: float = 30.0
+    #: Run it outside the operating system's confinement (`jail`): it can then read whatever this
+    #: user can. Only when asked for (`--unconfined`); its seat records it.
+    unconfined: bool = False
 
 
 class ChildFailed(Exception):
@@ -106,6 +120,9 @@ class Confinement(msgspec.Struct, frozen=True):
     pids_cgroup: str | None
     #: The cgroup v2 under which each player gets a cgroup that `cgroup.kill` ends (None: none).
     kill_cgroup: str | None
+    #: The bubblewrap that confines players here (None: none can, and `why_not` says why).
+    jail: str | None = None
+    why_not: str = ""
 
     def lines(self) -> list[str]:
         """What holds here, one line each, in words."""
@@ -117,10 +134,23 @@ class Confinement(msgspec.Struct, frozen=True):
             else "RLIMIT_NPROC (counted over all of this user's processes)"
         )
         ended = f"cgroup.kill under {self.kill_cgroup}" if self.kill_cgroup else "their process group"
+        jail = (
+            f"a sandbox of {self.jail} (namespaces, only their own files, no network)"
+            if self.jail
+            else f"nothing: {self.why_not} (players run only if --unconfined is said)"
+        )
         return [
+            f"confined by: {jail}",
             f"process count bounded by: {processes}",
-            f"processes ended by: {ended}" + (", and their PID namespace" if self.root else ""),
-            "capabilities: " + ("none (dropped)" if self.root else "none (not root)"),
+            f"processes ended by: {ended}" + (", and their PID namespace" if self.root or self.jail else ""),
+            "capabilities: "
+            + (
+                "none (a user namespace of its own, all dropped)"
+                if self.jail
+                else "none (dropped)"
+                if self.root
+                else "none (not root)"
+            ),
         ]
 
 
@@ -135,7 +165,8 @@ def confinement() -> Confinement:
         pids = str(v2) if "pids.max" in found else None
     if pids is None and v1_pids is not None and "pids.max" in _probe(v1_pids):
         pids = str(v1_pids)
-    return Confinement(root=root, pids_cgroup=pids, kill_cgroup=kill)
+    jail, why_not = find_jail()
+    return Confinement(root=root, pids_cgroup=pids, kill_cgroup=kill, jail=jail, why_not=why_not)
 
 
 def _cgroup_dirs() -> tuple[Path | None, Path | None]:
@@ -253,7 +284,8 @@ class Child:
     closed when it is garbage or when the interpreter exits.
 
     Raises:
-        ChildFailed: the process could not be started (player.start).
+        ChildFailed: the process could not be started (player.start), or this machine cannot confine
+            it and it was not asked for unconfined (player.unconfined).
     """
 
     def __init__(self, run: dict[str, Any], limits: Limits) -> None:
@@ -264,6 +296,10 @@ class Child:
         self._tail = bytearray()
         self.errors_written = 0
         found = confinement()
+        if not limits.unconfined:
+            if found.jail is None:
+                raise ChildFailed(UNCONFINED, found.why_not)
+            run = {"exec": jail_argv(found.jail, run, limits.memory)}
         label = f"matchlog-{os.getpid()}-{next(_numbers)}"
         for parent in dict.fromkeys(p for p in (found.pids_cgroup, found.kill_cgroup) if p):
             cgroup = Path(parent) / label
@@ -280,7 +316,9 @@ class Child:
             "cgroups": [str(c) for c in self.cgroups],
             "memory": limits.memory,
             "processes": None if found.root or found.pids_cgroup else limits.processes,
-            "root": found.root,
+            # Unconfined, root's player gets a PID namespace and loses its capabilities; a sandbox
+            # has both already.
+            "root": found.root and limits.unconfined,
         }
         if not found.root:
             _undumpable()
@@ -413,7 +451,8 @@ class Child:
             return ""
         if code < 0:
             return f"killed by {_signal_name(-code)}"
-        if code > 128 and confinement().root:  # the host reports its player's signal as 128 + n
+        # A sandbox, and root's host, end as their player ended: a signal n as status 128 + n.
+        if code > 128 and (confinement().root or not self.limits.unconfined):
             return f"killed by {_signal_name(code - 128)}"
         return f"exited with status {code}"
 
