@@ -205,13 +205,8 @@ def write_dataset(
         shutil.rmtree(partial)
     (partial / "data").mkdir(parents=True)
     (partial / "matches").mkdir()
-    writers = {
-        name: (
-            pq.ParquetWriter(partial / "data" / f"{name}-00000-of-00001.parquet", STEP_SCHEMA),
-            pq.ParquetWriter(partial / "matches" / f"{name}-00000-of-00001.parquet", MATCH_SCHEMA),
-        )
-        for name in splits
-    }
+    # A split's files are made with its first match: `datasets` refuses a split that has no rows.
+    writers: dict[str, tuple[pq.ParquetWriter, pq.ParquetWriter]] = {}
     matches = dict.fromkeys(splits, 0)
     steps = dict.fromkeys(splits, 0)
     games: set[str] = set()
@@ -239,6 +234,11 @@ def write_dataset(
                 games.add(info.game)
             for name in splits:
                 if match_rows[name]:
+                    if name not in writers:
+                        writers[name] = (
+                            pq.ParquetWriter(partial / "data" / f"{name}-00000-of-00001.parquet", STEP_SCHEMA),
+                            pq.ParquetWriter(partial / "matches" / f"{name}-00000-of-00001.parquet", MATCH_SCHEMA),
+                        )
                     writers[name][0].write_table(_step_table(step_rows[name]))
                     writers[name][1].write_table(pa.Table.from_pylist(match_rows[name], schema=MATCH_SCHEMA))
                     matches[name] += len(match_rows[name])
@@ -405,7 +405,7 @@ _STEP_FEATURES = (
 
 def _card(summary: DatasetSummary, note: str, key: str, command: str) -> str:
     """The README.md of a dataset: YAML for the `datasets` library, then what a reader needs."""
-    names = list(summary.matches)
+    names = [name for name, count in summary.matches.items() if count]
     configs = ["configs:", "- config_name: steps", "  default: true", "  data_files:"]
     configs += [f"  - split: {n}\n    path: data/{n}-*.parquet" for n in names]
     configs += ["- config_name: matches", "  data_files:"]
