@@ -24,6 +24,7 @@ from matchlog.proofs import verifier
 from matchlog.replay import timeline
 from matchlog.replay.steps import decisions
 
+from .conftest import Served
 from .test_views import played
 
 runner = CliRunner()
@@ -215,3 +216,10 @@ def test_an_index_outside_the_action_space_is_a_usage_error():
     with pytest.raises(UsageError) as raised:
         encoding("knockout")
     assert raised.value.code == "usage.encoding"
+
+
+def test_a_log_a_server_owns_is_refused_with_a_clear_error_and_nothing_written(served: Served, tmp_path: Path):
+    out = tmp_path / "served"
+    result = runner.invoke(app, ["dataset", "-o", str(out), "--db", str(served.db)])
+    assert result.exit_code == 2 and "error[usage.dataset]" in result.output, result.output
+    assert not out.exists()
