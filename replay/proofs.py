@@ -247,21 +247,19 @@ def prove(
             }
         entries.append(entry)
     first = chosen[0][0]
-    bundle: dict[str, Any] = {
+    # Only what the checker can bind goes in (docs/proofs.md): not the match's last seq or state, not
+    # the view it was made for. The hash before a first event other than seq 0 is bound by that
+    # event's chain hash (it is whole: one event is proven only to a reader who saw it whole).
+    return {
         "bundle": BUNDLE_FORMAT,
         "checkpoint": note,
         "match_id": str(info.match_id),
-        "last_seq": last,
-        "ended": info.status != "running",
-        "previous": by_seq[first - 1][9].hex() if first and first - 1 in by_seq else None,
+        "previous": by_seq[first - 1][9].hex() if first else None,
         "entries": entries,
         "nodes": nodes,
         "against": against,
         "consistency": _consistency(tree, held, size),
     }
-    if as_seat is not None:
-        bundle["as_seat"] = as_seat
-    return bundle
 
 
 def _consistency(tree: Any, held: Checkpoint | Receipt | None, size: int) -> list[str] | None:
@@ -271,7 +269,7 @@ def _consistency(tree: Any, held: Checkpoint | Receipt | None, size: int) -> lis
 
 
 def _absent(store: Store, held: Receipt, against: str, signer: Signer | None) -> dict[str, Any]:
-    """The bundle a log gives for a match it no longer has, against the receipt of it."""
+    """The bundle a log gives for a match it no longer has, against the receipt of it: no entries."""
     tree = store.tree()
     current = tree.size()
     size, _, note = _covering(store, min(held.size, current) if current else 0, signer)
@@ -279,7 +277,7 @@ def _absent(store: Store, held: Receipt, against: str, signer: Signer | None) ->
         "bundle": BUNDLE_FORMAT,
         "checkpoint": note,
         "match_id": held.match_id,
-        "missing": True,
+        "previous": None,
         "entries": [],
         "nodes": [],
         "against": against,
