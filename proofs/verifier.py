@@ -803,7 +803,7 @@ def _check(bundle: Any, key: VerifierKey) -> Checked:
         elif not verify_consistency(old.size, head.size, old.root, head.root, consistency or []):
             message = (
                 f"the log's first {old.size} entries are not the ones it signed for you: "
-                "it was rewritten since (the consistency proof fails)"
+                "it was rewritten since, or it signed another history (a fork; the consistency proof fails)"
             )
             problems.append(Problem("log.rewritten", message))
         if isinstance(held, Receipt):

@@ -257,6 +257,73 @@ def test_a_rewritten_log_is_caught_by_verify_against_and_by_check_naming_the_mat
     assert "[log.rewritten]" in checked or "[log.shrunk]" in checked
 
 
+def delete_a_match_with_sql(con: duckdb.DuckDBPyConnection, recorded: Recorded) -> tuple[str, int, str, bool]:
+    target = recorded.matches[2]
+    for table in ("events", "matches", "seats", "figures", "projected"):
+        con.execute(f"DELETE FROM {table} WHERE match_id = ?", [target])
+    return target, 0, "match.deleted", False
+
+
+def cut_a_tail_with_sql(con: duckdb.DuckDBPyConnection, recorded: Recorded) -> tuple[str, int, str, bool]:
+    target = recorded.matches[1]
+    last = con.execute("SELECT max(seq) FROM events WHERE match_id = ?", [target]).fetchall()[0][0]
+    con.execute("DELETE FROM events WHERE match_id = ? AND seq > ?", [target, last - 6])
+    return target, last - 5, "match.cut", True
+
+
+@pytest.mark.parametrize("removal", [delete_a_match_with_sql, cut_a_tail_with_sql])
+def test_events_removed_with_plain_sql_are_named_where_they_were_never_at_the_next_match(
+    recorded: Recorded, tmp_path: Path, removal
+):
+    db = _copy(recorded, tmp_path)
+    with duckdb.connect(str(db)) as con:
+        target, seq, code, catalogued = removal(con, recorded)
+    receipts = [arg for path in recorded.receipts.values() for arg in ("--against", str(path))]
+    checkpoint = ["--against", str(recorded.checkpoint)]
+    # With the receipts: the match and the first seq gone, and the leaves' gap named at that event.
+    said = json.loads(invoke("verify", "--db", str(db), *checkpoint, *receipts, "--json", code=1))["against"]
+    assert {(p["match_id"], p["seq"]) for p in said if p["code"] in (code, "tree.leaf_gap")} == {(target, seq)}, said
+    assert all(p["match_id"] in (None, target) for p in said), said
+    # With the checkpoint alone: which leaves are gone, blamed on no other match; the catalogue, when it
+    # still names the match, says which.
+    said = json.loads(invoke("verify", "--db", str(db), *checkpoint, "--json", code=1))["against"]
+    gaps = [p for p in said if p["code"] == "tree.leaf_gap"]
+    assert gaps and all(p["match_id"] is None and "are gone" in p["message"] for p in gaps), said
+    assert all(p["match_id"] in (None, target) for p in said), said
+    assert any((p["match_id"], p["seq"], p["code"]) == (target, seq, code) for p in said) == catalogued, said
+
+
+def test_a_forked_log_is_named_a_fork_not_a_rewrite_or_a_removal(recorded: Recorded, tmp_path: Path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, b = _copy(recorded, tmp_path / "a"), _copy(recorded, tmp_path / "b")
+    with FileLog(a, mode="write") as log:  # one copy of the log goes one way ...
+        play_series("porrinha", ["random", "random"], games=1, seed=21, store=log, timeout=5.0)
+        (tmp_path / "a.checkpoint").write_text(log.checkpoint())
+    with FileLog(b, mode="write") as log:  # ... the other another, further, under the same key
+        forked = play_series("porrinha", ["random", "random"], games=3, seed=22, store=log, timeout=5.0)
+        (tmp_path / "b.checkpoint").write_text(log.checkpoint())
+        (tmp_path / "b.receipt").write_text(log.receipt(forked.matches[0].match_id))
+    # B is bigger than A's checkpoint, and its own signed tree does not extend it: the key signed two histories.
+    said = invoke("verify", "--db", str(b), "--against", str(tmp_path / "a.checkpoint"), code=1)
+    assert "[log.forked]" in said and "[log.rewritten]" not in said, said
+    # A is smaller than B's checkpoint: a checkpoint alone cannot tell a removal from a fork, and says so ...
+    said = invoke("verify", "--db", str(a), "--against", str(tmp_path / "b.checkpoint"), code=1)
+    assert "[log.shrunk]" in said and "fork" in said, said
+    # ... and with a receipt of B's tree whose leaves A holds otherwise, it is a fork.
+    said = invoke(
+        "verify",
+        "--db",
+        str(a),
+        "--against",
+        str(tmp_path / "b.checkpoint"),
+        "--against",
+        str(tmp_path / "b.receipt"),
+        code=1,
+    )
+    assert "[log.forked]" in said and "[log.shrunk]" not in said, said
+
+
 def test_a_changed_log_will_not_sign_a_checkpoint_that_contradicts_its_last(recorded: Recorded, tmp_path: Path):
     db = _copy(recorded, tmp_path)
     with duckdb.connect(str(db)) as con:
