@@ -12,7 +12,7 @@ import typer
 
 from matchlog.events import UsageError
 
-from .base import DEFAULT_DB, AsSeat, Db, Json, Match, Server, app, open_log, reports_errors
+from .base import DEFAULT_DB, AsSeat, Db, Json, Match, Server, app, open_log, read_file, reports_errors
 from .output import console, emit_json
 
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write it to this file (default: stdout).")]
@@ -28,22 +28,6 @@ def write_out(text: str, output: Path | None, what: str) -> None:
     partial.write_text(text)
     partial.replace(output)
     console.out(f"{what} written to {output}")
-
-
-def read_file(path: Path, most: int) -> bytes:
-    """The bytes of a file of at most `most` bytes (a note, a key, a bundle), read no further.
-
-    Raises:
-        UsageError: the file cannot be read, or is bigger (`usage.file`).
-    """
-    try:
-        with path.open("rb") as file:
-            data = file.read(most + 1)
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error}", code="usage.file") from None
-    if len(data) > most:
-        raise UsageError(f"{path} is bigger than {most:,} bytes: not what matchlog writes there", code="usage.file")
-    return data
 
 
 def read_note_file(path: Path) -> str:
