@@ -168,10 +168,15 @@ def test_a_file_bigger_than_any_record_is_refused_unread(tmp_path: Path):
 def test_a_json_lines_import_with_a_line_past_its_bound_is_refused_naming_it(tmp_path: Path):
     lines = tmp_path / "events.jsonl"
     with lines.open("wb") as out:
-        out.write(b"{}\n" + b" " * (bounds.MAX_JSONL_LINE_BYTES + 1) + b"\n")
+        out.write(b" " * (bounds.MAX_JSONL_LINE_BYTES + 1) + b"\n")
     said = runner.invoke(app, ["import", str(lines), "--db", str(tmp_path / "log.duckdb")])
     assert said.exit_code == 2 and "error[store.import_rejected]" in said.stderr, said.stderr
-    assert "line 1" in said.stderr or "line 2" in said.stderr
+    assert "line 1: longer than" in said.stderr, said.stderr
+    # A line nested 5,000 deep: refused as that line, not a RecursionError.
+    envelope = '{"match_id":"01a219c6-098c-7151-9f52-b1fb6dc915cb","seq":0,"event":' + "[" * 5_000 + "]" * 5_000 + "}\n"
+    lines.write_text(envelope)
+    said = runner.invoke(app, ["import", str(lines), "--db", str(tmp_path / "log.duckdb")])
+    assert said.exit_code == 2 and "error[store.import_rejected]: line 1" in said.stderr, said.stderr
 
 
 def test_notes_and_keys_of_any_size_or_number_are_refused_as_notes(tmp_path: Path):
