@@ -50,16 +50,18 @@ def key_text(value: str) -> str:
     Raises:
         UsageError: a file that cannot be read.
     """
-    from matchlog.proofs.verifier import MAX_KEY_CHARS
+    from matchlog.proofs.verifier import MAX_KEY_CHARS, names_a_file
 
     path = Path(value)
-    if path.is_file():
+    if names_a_file(value):
         try:
             return read_file(path, MAX_KEY_CHARS).decode("utf-8").strip()
         except UnicodeDecodeError as error:
             raise UsageError(f"cannot read {path}: {error}", code="usage.file") from None
     if "+" not in value:
-        raise UsageError(f"--key {value!r} is neither a public key (NAME+KEYID+BASE64) nor a file", code="usage.key")
+        raise UsageError(
+            f"--key {value[:60]!r} is neither a public key (NAME+KEYID+BASE64) nor a file", code="usage.key"
+        )
     return value.strip()
 
 

@@ -66,6 +66,7 @@ __all__ = [
     "leaf_hash",
     "load_bundle",
     "main",
+    "names_a_file",
     "node_hash",
     "open_note",
     "parse_note",
@@ -834,6 +835,19 @@ def _has_cryptography() -> bool:
     return True
 
 
+def names_a_file(value: str) -> bool:
+    """Whether `value` (a key, or a file that holds one) names a file that is there."""
+    try:
+        return len(value) <= 4096 and Path(value).is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL in it
+        return False
+
+
+def _file_text(path: str, most: int) -> str:
+    with open(path, encoding="utf-8") as file:
+        return file.read(most)
+
+
 def main(argv: list[str] | None = None) -> int:
     """`verifier.py BUNDLE --key KEY`: 0 when the bundle holds, 1 when something fails, 2 on bad input."""
     parser = argparse.ArgumentParser(description="Check a matchlog proof bundle with the log's public key alone.")
@@ -845,15 +859,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error[verifier.needs]: this verifier needs {NEEDS}", file=sys.stderr)
         return 2
     try:
-        key_file = Path(args.key)
-        text = key_file.read_text()[: MAX_KEY_CHARS + 1] if key_file.is_file() else args.key
+        text = _file_text(args.key, MAX_KEY_CHARS + 1) if names_a_file(args.key) else args.key
         key = parse_verifier_key(text)
         if args.bundle.stat().st_size > MAX_BUNDLE_BYTES:
             raise NoteError("bundle.bounds", f"{args.bundle} is bigger than {MAX_BUNDLE_BYTES:,} bytes: not a bundle")
         bundle = load_bundle(args.bundle.read_bytes())
     except (OSError, ValueError) as error:
         code = error.code if isinstance(error, NoteError) else "bundle.unreadable"
-        print(f"error[{code}]: {error}", file=sys.stderr)
+        said = str(error)
+        print(f"error[{code}]: {said[:300]}{'...' if len(said) > 300 else ''}", file=sys.stderr)
         return 2
     result = check_bundle(bundle, key)
     if args.json:
