@@ -47,7 +47,7 @@ MAX_STEPS = 4
 #: The most seats of an imported match (Porrinha has no upper limit; the other games have 2 to 4).
 MAX_SEATS = 64
 #: The longest line of a JSON Lines import (one event; matchlog writes none near it).
-MAX_JSONL_LINE_BYTES = 16 << 20
+MAX_JSONL_LINE_BYTES = 64 << 20
 
 
 def at_most(count: int, most: int, format: str, where: str, what: str) -> None:
