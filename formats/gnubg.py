@@ -48,6 +48,7 @@ from matchlog.events import (
 )
 from matchlog.replay import effective
 
+from .bounds import MAX_STEPS, at_most
 from .imported import ImportedMatch, Recording
 
 __all__ = ["BAR", "IMPORTED", "OFF", "Action", "Cube", "GameRecord", "Roll", "Step", "Win", "game_of", "read_game"]
@@ -288,6 +289,9 @@ def read_game(game: GameRecord, format: str, key: bytes) -> ImportedMatch:
                     if state.dice or state.side != player:
                         raise recording.error(where, f"{names[player]} rolls, but it is {names[state.side]}'s turn")
                     recording.chance(DiceRolled(seat=player, dice=(a, b)), where)
+                # More steps than dice can move is no play, and the search below tries every order of
+                # the steps: refused before it, so that it stays at most 4! orders.
+                at_most(len(action.steps), MAX_STEPS, format, where, "checkers moved by one roll")
                 try:
                     moves = _play(recording.state, action) if action.steps else []
                 except (IllegalAction, ValueError) as error:

@@ -38,20 +38,25 @@ from datetime import UTC, datetime
 
 from matchlog.events import Record, Series, UsageError, us_to_datetime
 
+from .bounds import MAX_GAMES, MAX_TURNS, at_most, lines_of
 from .gnubg import BAR, IMPORTED, OFF, Cube, GameRecord, Roll, Step, Win, game_of, read_game
 from .imported import FormatError, ImportedMatch, derived_id, match_key
 
 __all__ = ["FORMAT", "export_mat", "read_mat"]
 
 FORMAT = "mat"
-_TAG = re.compile(r'^\s*[;#]\s*\[([A-Za-z][A-Za-z0-9 ]*?)\s+"((?:[^"\\]|\\.)*)"\]\s*$')
+# Each pattern reads a line in time linear in its length (no two parts that can take the same
+# characters, which is what made a tag or a score line of many spaces or colons quadratic or worse),
+# and no number it gives to int() has more than 9 digits.
+_TAG = re.compile(r'^\s*[;#]\s*\[([A-Za-z][A-Za-z0-9]*(?: +[A-Za-z0-9]+)*)\s+"([^"\\]*(?:\\.[^"\\]*)*)"\]\s*$')
 _LENGTH = re.compile(r"^\s*(\d+)\s+[Pp]oints?\s+[Mm]atch")
 _GAME = re.compile(r"^\s*Game\s+(\d+)\s*$")
-_SCORE = re.compile(r"^\s*(.*?)\s*:\s*(-?\d+)\s+(.*?)\s*:\s*(-?\d+)\s*$")
+_LAST_SCORE = re.compile(r"\s*(-?\d{1,9})\s*")
+_FIRST_SCORE = re.compile(r"\s*(-?\d{1,9})\s+")
 _NUMBER = re.compile(r"^\s*(\d+)\)")
 _ROLL = re.compile(r"^([1-6])([1-6]):\s*(.*)$")
-_WINS = re.compile(r"^wins?\s+(\d+)\s+points?\b", re.IGNORECASE)
-_DOUBLE = re.compile(r"^(?:doubles?|beavers?|raccoons?)\b(?:\s*=>\s*(\d+))?", re.IGNORECASE)
+_WINS = re.compile(r"^wins?\s+(\d{1,9})\s+points?\b", re.IGNORECASE)
+_DOUBLE = re.compile(r"^(?:doubles?|beavers?|raccoons?)\b(?:\s*=>\s*(\d{1,9}))?", re.IGNORECASE)
 _POINT_NAMES = {"bar": BAR, "b": BAR, "off": OFF, "o": OFF}
 
 
@@ -132,6 +137,21 @@ def _unquoted(value: str) -> str:
     return re.sub(r"\\(.)", r"\1", value)
 
 
+def _score(line: str) -> tuple[str, int, str, int] | None:
+    """The names and scores of a score line, `NAME : SCORE   NAME : SCORE` (None: it is not one).
+    The first name ends at the first colon a score and a space follow, the second at the last colon."""
+    left, colon, last = line.rpartition(":")
+    second = _LAST_SCORE.fullmatch(last)
+    if not colon or second is None:
+        return None
+    at = left.find(":")
+    while at >= 0:
+        if (first := _FIRST_SCORE.match(left, at + 1)) is not None:
+            return left[:at].strip(), int(first.group(1)), left[first.end() :].strip(), int(second.group(1))
+        at = left.find(":", at + 1)
+    return None
+
+
 def _columns(line: str) -> tuple[str, str]:
     """The left and right halves of a move line, split as GNU Backgammon splits them."""
     first = line.find(":")
@@ -149,7 +169,7 @@ def _point(text: str, where: str) -> int:
     named = _POINT_NAMES.get(text.lower())
     if named is not None:
         return named
-    if text.isdigit() and 0 <= int(text) <= BAR:
+    if len(text) <= 2 and text.isascii() and text.isdigit() and 0 <= int(text) <= BAR:
         return int(text)
     raise FormatError(FORMAT, f"{where}: {text!r} is not a point (1 to 24, bar or 25, off or 0)")
 
@@ -237,15 +257,16 @@ def read_mat(text: str) -> list[ImportedMatch]:
     Raises:
         FormatError: the text is not a .mat, or a game breaks the rules; the message names the line.
     """
-    lines = text.lstrip("\ufeff").splitlines()
     tags: dict[str, str] = {}
     games: list[tuple[int, list[tuple[int, str]]]] = []  # (line of "Game N", [(line number, line)])
     length_at = 0
-    for number, line in enumerate(lines, start=1):
+    for number, line in lines_of(text, FORMAT):
         if games:
             if _GAME.match(line):
+                at_most(len(games) + 1, MAX_GAMES, FORMAT, f"line {number}", "games")
                 games.append((number, []))
             elif line.strip():
+                at_most(len(games[-1][1]) + 1, MAX_TURNS, FORMAT, f"line {number}", "lines in one game")
                 games[-1][1].append((number, line))
         elif (tag := _TAG.match(line)) is not None:
             tags[tag.group(1)] = _unquoted(tag.group(2))
@@ -265,11 +286,11 @@ def read_mat(text: str) -> list[ImportedMatch]:
         if not body:
             raise FormatError(FORMAT, f"line {start}: the game has no score line")
         score_at, score_line = body[0]
-        score = _SCORE.match(score_line)
+        score = _score(score_line)
         if score is None:
             raise FormatError(FORMAT, f"line {score_at}: not a score line 'NAME : SCORE   NAME : SCORE'")
         game = GameRecord(
-            names=(score.group(1), score.group(3)),
+            names=(score[0], score[2]),
             at_us=at_us,
             series=Series(series_id, index + 1, len(games)) if series_id else None,
             where=f"line {start} (game {index + 1})",

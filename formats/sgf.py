@@ -23,10 +23,14 @@ pygammon), XC (the chance commitment, `ALGORITHM:HEX`) and XS (the revealed seed
 
 from __future__ import annotations
 
+import bisect
+import re
 from datetime import UTC, datetime
+from typing import Any
 
 from matchlog.events import Record, Series, us_to_datetime
 
+from .bounds import MAX_GAMES, MAX_TURNS, MAX_VARIATION_DEPTH, at_most
 from .gnubg import BAR, IMPORTED, OFF, Cube, GameRecord, Roll, Step, Win, game_of, read_game
 from .imported import FormatError, ImportedMatch, derived_id, match_key
 
@@ -108,30 +112,38 @@ def export_sgf(records: list[Record]) -> str:
 
 
 class _Reader:
-    """SGF's syntax: a collection of game trees of nodes of properties, each with values in brackets."""
+    """SGF's syntax: a collection of game trees of nodes of properties, each with values in brackets.
+
+    One pass, left to right, with no recursion: a variation is a stack entry (at most
+    MAX_VARIATION_DEPTH deep), a line number is found by bisecting the newlines' offsets (found once),
+    and each tree's main line is kept as it is read (its first variation, and the first of that, ...).
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.at = 0
+        self.newlines = [found.start() for found in re.finditer("\n", text)]
 
-    def where(self) -> str:
-        return f"line {self.text.count(chr(10), 0, self.at) + 1}"
+    def where(self, at: int | None = None) -> str:
+        return f"line {bisect.bisect_left(self.newlines, self.at if at is None else at) + 1}"
 
     def fail(self, message: str) -> FormatError:
         return FormatError(FORMAT, f"{self.where()}: {message}")
 
-    def skip(self) -> None:
-        while self.at < len(self.text) and self.text[self.at].isspace():
-            self.at += 1
-
     def peek(self) -> str:
-        self.skip()
+        found = _NOT_SPACE.search(self.text, self.at)
+        self.at = found.start() if found else len(self.text)
         return self.text[self.at] if self.at < len(self.text) else ""
 
     def collection(self) -> list[list[tuple[str, Node]]]:
-        """Each game tree's main line: (where, node) for every node."""
+        """Each game tree's main line: (where, node) for every node.
+
+        Raises:
+            FormatError: not SGF, or past a bound (trees, nodes of one tree, variations nested).
+        """
         trees = []
         while self.peek() == "(":
+            at_most(len(trees) + 1, MAX_GAMES, FORMAT, self.where(), "game trees")
             trees.append(self.tree())
         if self.peek():
             raise self.fail(f"expected '(' to start a game tree, not {self.peek()!r}")
@@ -140,21 +152,40 @@ class _Reader:
         return trees
 
     def tree(self) -> list[tuple[str, Node]]:
+        main: list[tuple[str, Node]] = []
+        # One frame per open game tree or variation: [on the main line, nodes read, variations read].
+        # The main line goes on through the first variation of each tree on it.
+        stack: list[list[Any]] = [[True, 0, 0]]
+        nodes = 0
         self.at += 1  # "("
-        nodes: list[tuple[str, Node]] = []
-        while self.peek() == ";":
-            where = self.where()
-            self.at += 1
-            nodes.append((where, self.node()))
-        if not nodes:
-            raise self.fail("a game tree starts with a node (';')")
-        variations = []
-        while self.peek() == "(":
-            variations.append(self.tree())
-        if self.peek() != ")":
-            raise self.fail(f"expected ')' to close the game tree, not {self.peek()!r}")
-        self.at += 1
-        return nodes + (variations[0] if variations else [])  # the main line only
+        while stack:
+            frame = stack[-1]
+            char = self.peek()
+            if char == ";":
+                if frame[2]:
+                    raise self.fail("a node (';') after a variation: a game tree's nodes come first")
+                nodes += 1
+                at_most(nodes, MAX_TURNS, FORMAT, self.where(), "nodes in one game tree")
+                where = self.where()
+                self.at += 1
+                node = self.node()
+                frame[1] += 1
+                if frame[0]:
+                    main.append((where, node))
+                continue
+            if not frame[1]:
+                raise self.fail("a game tree starts with a node (';')")
+            if char == "(":
+                at_most(len(stack) + 1, MAX_VARIATION_DEPTH, FORMAT, self.where(), "variations nested")
+                frame[2] += 1
+                self.at += 1
+                stack.append([frame[0] and frame[2] == 1, 0, 0])
+            elif char == ")":
+                self.at += 1
+                stack.pop()
+            else:
+                raise self.fail(f"expected ')' to close the game tree, not {char!r}")
+        return main
 
     def node(self) -> Node:
         properties: Node = {}
@@ -173,23 +204,19 @@ class _Reader:
         return properties
 
     def value(self) -> str:
-        opened = self.where()
-        self.at += 1  # "["
-        chars = []
-        while self.at < len(self.text):
-            char = self.text[self.at]
-            if char == "\\" and self.at + 1 < len(self.text):
-                following = self.text[self.at + 1]
-                self.at += 2
-                if following != "\n":  # an escaped line break is no character at all
-                    chars.append(following)
-                continue
-            if char == "]":
-                self.at += 1
-                return "".join(chars)
-            chars.append(char)
-            self.at += 1
-        raise FormatError(FORMAT, f"{opened}: a value is not closed (']')")
+        found = _VALUE.match(self.text, self.at)
+        assert found is not None  # it starts with "[", which the pattern takes
+        if found.group(2) is None:
+            raise FormatError(FORMAT, f"{self.where()}: a value is not closed (']')")
+        self.at = found.end()
+        # An escaped line break is no character at all; any other escaped character is itself.
+        return _ESCAPE.sub(lambda escaped: "" if escaped.group(1) == "\n" else escaped.group(1), found.group(1))
+
+
+#: What `peek` skips to; a value in brackets, escapes included (linear: no nesting); an escape.
+_NOT_SPACE = re.compile(r"\S")
+_VALUE = re.compile(r"\[([^\]\\]*(?:\\.[^\]\\]*)*)(\])?", re.DOTALL)
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
 def _one(node: Node, name: str) -> str | None:
@@ -258,7 +285,9 @@ def _game(nodes: list[tuple[str, Node]], number: int, series: Series | None, at_
             game.actions.append(Roll(player=player, dice=(int(dice[0]), int(dice[1])), where=node_where))
     result = _one(root, "RE")
     if result and result[0] in "WB" and result[1:2] == "+":
-        digits = "".join(c for c in result[2:] if c.isdigit())
+        digits = "".join(c for c in result[2:] if c in "0123456789")
+        if len(digits) > 9:
+            raise FormatError(FORMAT, f"{where}: RE[{result[:20]}...] gives more points than a game can")
         game.actions.append(
             Win(player="WB".index(result[0]), points=int(digits or 1), resigned=result.endswith("R"), where=where)
         )
@@ -271,10 +300,7 @@ def read_sgf(text: str) -> list[ImportedMatch]:
     Raises:
         FormatError: the text is not backgammon SGF, or a game breaks the rules; the message names the line.
     """
-    try:
-        trees = _Reader(text.lstrip("\ufeff")).collection()
-    except RecursionError:
-        raise FormatError(FORMAT, "the record: its variations nest too deeply to read") from None
+    trees = _Reader(text.lstrip("\ufeff")).collection()
     at_us = _date(trees[0][0][1])
     series_id = str(derived_id((at_us or 0) // 1000, match_key(FORMAT, text, -1))) if len(trees) > 1 else None
     matches = []

@@ -88,6 +88,17 @@ class TreeReader:
     def consistency(self, old: int, new: int) -> list[bytes]:
         return consistency_proof(old, new, self.subtree)
 
+    def short_matches(self) -> list[tuple[str, int, list[int]]]:
+        """The matches whose catalogue row names more events than have leaves (events removed after
+        the catalogue was written; a catalogue that lags its events is not one): (match id, the
+        catalogue's last seq, the seqs that have leaves)."""
+        rows = self._con.execute(
+            "SELECT m.match_id::VARCHAR, m.last_seq, list(e.seq ORDER BY e.seq) FILTER (WHERE e.seq IS NOT NULL)"
+            " FROM matches m LEFT JOIN events e ON e.match_id = m.match_id AND e.leaf IS NOT NULL"
+            " GROUP BY m.match_id, m.last_seq HAVING count(e.seq) < m.last_seq + 1 ORDER BY m.match_id"
+        ).fetchall()
+        return [(match_id, last, seqs or []) for match_id, last, seqs in rows]
+
     def leaves_of(self, match_id: UUID) -> dict[int, int]:
         """Seq -> leaf of every event of a match that has a leaf."""
         rows = self._con.execute(
