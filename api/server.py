@@ -46,6 +46,7 @@ from matchlog.replay.frames import Frame
 from matchlog.replay.stats import Statistics
 from matchlog.store import Appended, Figures, Finding, MatchInfo
 
+from .locate import TOKEN_CHARACTERS, well_formed_token
 from .log import Line, Log, Position, SqlResult, Verification
 
 __all__ = ["ServerLog"]
@@ -132,9 +133,19 @@ def _exception(error: _Error) -> MatchlogError:
 
 
 class ServerLog(Log):
-    """A log served by `matchlog serve` at `url`; `token` decides what this client may see and do."""
+    """A log served by `matchlog serve` at `url`; `token` decides what this client may see and do.
+
+    Raises:
+        UsageError: a token no server gives (not printable ASCII, or too long to be one).
+    """
 
     def __init__(self, url: str, *, token: str | None = None) -> None:
+        if token and not well_formed_token(token):
+            raise UsageError(
+                f"the token is not one a matchlog server gives: printable ASCII of at most {TOKEN_CHARACTERS} "
+                "characters (check $MATCHLOG_TOKEN or --token)",
+                code="usage.token",
+            )
         self.location = url.rstrip("/")
         self.token = token
         headers = {"Authorization": f"Bearer {token}"} if token else {}

@@ -23,6 +23,7 @@ from uuid import UUID
 import msgspec
 
 from matchlog.events import Forbidden
+from matchlog.locate import well_formed_token
 
 __all__ = ["Access", "Keys", "MatchTokens"]
 
@@ -106,6 +107,8 @@ class Keys:
         """
         if not token:
             return Access("public")
+        if not well_formed_token(token):
+            raise Forbidden("that token is not one this log gave out", code="auth.token")
         if hmac.compare_digest(token.encode(), self._admin):
             return Access("admin")
         parts = token.split(".")
