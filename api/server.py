@@ -374,10 +374,13 @@ class ServerLog(Log):
                     response.read()
                     raise _exception(msgspec.json.decode(response.content, type=_Error))
                 count = 0
-                for chunk in response.iter_bytes():
-                    out.write(chunk)
-                    if format == "jsonl":
-                        count += chunk.count(b"\n")
+                if as_seat is not None:  # a seat's lines, and a line for each match left out
+                    count = _seat_lines(response.iter_bytes(), out, on_skip)
+                else:
+                    for chunk in response.iter_bytes():
+                        out.write(chunk)
+                        if format == "jsonl":
+                            count += chunk.count(b"\n")
         except httpx.HTTPError as error:
             raise RemoteError(
                 f"the export from {self.location} broke off: {error}", code="remote.unreachable"
@@ -513,6 +516,45 @@ class ServerLog(Log):
 
 
 _JSON = {"content-type": "application/json"}
+
+
+class _SkippedMatch(msgspec.Struct):
+    match_id: UUID
+    code: str
+    message: str
+
+
+class _Skipped(msgspec.Struct):
+    skipped: _SkippedMatch
+
+
+_SKIPPED = b'{"skipped":'
+
+
+def _seat_lines(chunks: Iterable[bytes], out: IO[bytes], on_skip: Callable[[UUID, MatchlogError], None] | None) -> int:
+    """Write a seat's export as it streams in, but for the lines that name a match the service left
+    out, which go to `on_skip` (without one, the first is raised); returns the lines written.
+
+    Raises:
+        MatchlogError: a match was left out and there is no `on_skip`.
+    """
+    count = 0
+    pending = b""
+    for chunk in chunks:
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            if line.startswith(_SKIPPED):
+                left_out = msgspec.json.decode(line, type=_Skipped).skipped
+                error = _exception(_Error(left_out.code, left_out.message))
+                if on_skip is None:
+                    raise error
+                on_skip(left_out.match_id, error)
+                continue
+            out.write(line + b"\n")
+            count += 1
+    if pending:
+        out.write(pending)
+    return count
 
 
 def _view_params(game: str | None, since: datetime | None) -> list[tuple[str, Any]]:

@@ -74,6 +74,24 @@ IMPORT_BYTES = 1 << 30
 # -- wire types ---------------------------------------------------------------------------------
 
 
+class SkippedMatch(msgspec.Struct, frozen=True):
+    """A match an export across matches left out, and why (its code; its words where the caller
+    may see the whole match)."""
+
+    match_id: UUID
+    code: str
+    message: str
+
+
+class Skipped(msgspec.Struct, frozen=True):
+    """The line of a seat's JSON Lines export that stands for a match it left out."""
+
+    skipped: SkippedMatch
+
+
+_encoder = msgspec.json.Encoder()
+
+
 class Health(msgspec.Struct, frozen=True):
     ok: bool
     version: str
@@ -215,10 +233,15 @@ def _error(request: Request, error: Exception) -> Response[Error]:
 
 
 def _unplaced(request: Request, message: str) -> str:
+    """`message` without where the log is kept on the server's disk (`_unplaced_in`)."""
+    service: Service | None = request.app.state.get("service")
+    return message if service is None else _unplaced_in(service, message)
+
+
+def _unplaced_in(service: Service, message: str) -> str:
     """`message` without where the log is kept on the server's disk: the store names its file for
     the CLI's user, which no caller of the service needs (or should learn)."""
-    service: Service | None = request.app.state.get("service")
-    if service is None or service.log.location == ":memory:":
+    if service.log.location == ":memory:":
         return message
     where = Path(service.log.location)
     for place in sorted({str(where.resolve()), str(where), where.name}, key=len, reverse=True):
@@ -577,8 +600,15 @@ async def export(
     ids = None if infos is None else [info.match_id for info in infos]
     media = "application/vnd.apache.parquet" if format == "parquet" else "application/x-ndjson"
     pipe = _Pipe()
+
+    def skipped(match_id: UUID, error: MatchlogError) -> None:
+        """A match a seat's export cannot read back: a line naming it, in place of its lines. Why,
+        in words, only to a caller who may see the whole match (the words may quote what it hides)."""
+        said = error.message if access.sees_all_of(match_id) else "it cannot be read back as a seat saw it"
+        pipe.write(_encoder.encode(Skipped(SkippedMatch(match_id, error.code, _unplaced_in(service, said)))) + b"\n")
+
     threading.Thread(
-        target=pipe.run, args=(service.log.export, ids, format, as_seat), name="matchlog-export", daemon=True
+        target=pipe.run, args=(service.log.export, ids, format, as_seat, skipped), name="matchlog-export", daemon=True
     ).start()
     first = await pipe.next_chunk()  # an export that fails at once is an error answer, not a broken stream
     return Stream(pipe.chunks_after(first), media_type=media)
@@ -630,10 +660,17 @@ class _Pipe:
             raise _Cancelled
         self._loop.call_soon_threadsafe(self._chunks.put_nowait, item)
 
-    def run(self, export: Callable[..., int], ids: Any, format: str, as_seat: int | None) -> None:
+    def run(
+        self,
+        export: Callable[..., int],
+        ids: Any,
+        format: str,
+        as_seat: int | None,
+        on_skip: Callable[[UUID, MatchlogError], None],
+    ) -> None:
         """The exporting thread: write the export, then its end (or the error that stopped it)."""
         try:
-            export(self, ids, format=format, as_seat=as_seat)
+            export(self, ids, format=format, as_seat=as_seat, on_skip=on_skip)
             if self._buffer:
                 self._put(b"".join(self._buffer))
             self._put(None)
