@@ -18,6 +18,7 @@ from uuid import UUID
 from matchlog.engines import get as get_engine
 from matchlog.events import Draft, Event, MatchlogError, ProofError, StoreError, UsageError
 from matchlog.replay import abandon, dispute, export_seat_jsonl, fork, state_at, statistics, timeline, undo
+from matchlog.replay.aggregates import catalogue_row
 from matchlog.replay.audit import AuditFinding, MatchAudit, audit
 from matchlog.replay.deep import verify_deep
 from matchlog.replay.frames import Frame, frames
@@ -99,8 +100,12 @@ class FileLog(Log):
             raise UsageError("limit and offset cannot be negative", code="usage.limit")
         return self.store.matches(game=game, status=status, player=player, since=since, limit=limit, offset=offset)
 
-    def info(self, match: UUID | str) -> MatchInfo:
-        return self.store.match(match)
+    def info(self, match: UUID | str, *, as_seat: int | None = None) -> MatchInfo:
+        info = self.store.match(match)
+        if as_seat is None:
+            return info
+        seat_for(as_seat, len(info.players))
+        return catalogue_row(info, as_seat)
 
     def count(self) -> int:
         return self.store.count()
@@ -291,11 +296,13 @@ class FileLog(Log):
 
     # -- across matches -----------------------------------------------------------------------
 
-    def stats(self, game: str | None = None, *, by: str = "player", since: datetime | None = None) -> Any:
+    def stats(
+        self, game: str | None = None, *, by: str = "player", since: datetime | None = None, as_seat: int | None = None
+    ) -> Any:
         _check_game(game)
         if by not in ("player", "seat"):
             raise UsageError(f"statistics go by player or by seat, not {by!r}", code="usage.by")
-        return statistics(self.store, game, by=by, since=since)
+        return statistics(self.store, game, by=by, since=since, as_seat=as_seat)
 
     def sql(self, query: str, *, timeout: float | None = None, max_rows: int | None = None) -> SqlResult:
         from matchlog.store import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
@@ -338,15 +345,17 @@ class FileLog(Log):
         ids = None if matches is None else self._resolved(matches)
         return events_frame(self.store, game=game, matches=ids, flatten=flatten)
 
-    def results_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
+    def results_frame(
+        self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None
+    ) -> Any:
         from .frames import results_frame
 
-        return results_frame(self.store, game=game, since=since)
+        return results_frame(self.store, game=game, since=since, as_seat=as_seat)
 
-    def seats_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
+    def seats_frame(self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None) -> Any:
         from .frames import seats_frame
 
-        return seats_frame(self.store, game=game, since=since)
+        return seats_frame(self.store, game=game, since=since, as_seat=as_seat)
 
     # -- appending ----------------------------------------------------------------------------
 

@@ -237,8 +237,9 @@ class ServerLog(Log):
                 break
         return found
 
-    def info(self, match: UUID | str) -> MatchInfo:
-        return self._request("GET", f"/api/matches/{self._id(match)}", decode=MatchInfo)
+    def info(self, match: UUID | str, *, as_seat: int | None = None) -> MatchInfo:
+        params = {} if as_seat is None else {"as_seat": as_seat}
+        return self._request("GET", f"/api/matches/{self._id(match)}", params=params, decode=MatchInfo)
 
     def count(self) -> int:
         return self.health().events
@@ -339,8 +340,12 @@ class ServerLog(Log):
 
     # -- across matches -----------------------------------------------------------------------
 
-    def stats(self, game: str | None = None, *, by: str = "player", since: datetime | None = None) -> Statistics:
+    def stats(
+        self, game: str | None = None, *, by: str = "player", since: datetime | None = None, as_seat: int | None = None
+    ) -> Statistics:
         params: dict[str, Any] = {"by": by}
+        if as_seat is not None:
+            params["as_seat"] = as_seat
         if game is not None:
             params["game"] = game
         if since is not None:
@@ -405,11 +410,13 @@ class ServerLog(Log):
         params += [("match", self._id(m)) for m in matches or ()]
         return self._frame("events", params)
 
-    def results_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
-        return self._frame("results", _view_params(game, since))
+    def results_frame(
+        self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None
+    ) -> Any:
+        return self._frame("results", _view_params(game, since, as_seat))
 
-    def seats_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
-        return self._frame("seats", _view_params(game, since))
+    def seats_frame(self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None) -> Any:
+        return self._frame("seats", _view_params(game, since, as_seat))
 
     # -- appending ----------------------------------------------------------------------------
 
@@ -557,8 +564,9 @@ def _seat_lines(chunks: Iterable[bytes], out: IO[bytes], on_skip: Callable[[UUID
     return count
 
 
-def _view_params(game: str | None, since: datetime | None) -> list[tuple[str, Any]]:
-    return [(k, v) for k, v in (("game", game), ("since", since.isoformat() if since else None)) if v is not None]
+def _view_params(game: str | None, since: datetime | None, as_seat: int | None) -> list[tuple[str, Any]]:
+    given = (("game", game), ("since", since.isoformat() if since else None), ("as_seat", as_seat))
+    return [(k, v) for k, v in given if v is not None]
 
 
 def _turn_type() -> Any:

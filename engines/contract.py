@@ -37,7 +37,7 @@ from matchlog.events import (
     Withheld,
 )
 
-from .views import Reveal
+from .views import Derived, Reveal
 
 __all__ = [
     "CHANCE",
@@ -134,6 +134,10 @@ class Engine(Protocol[State]):
     #: What each seat sees of every event type the game's log may hold (`engines.views`): a type
     #: not declared here shows as nothing, and the log refuses it.
     views: Mapping[type[Event], Reveal]
+    #: What each figure `tally` counts (and the answers and rejections every game counts) is derived
+    #: from (`engines.views.Derived`): a figure not declared here is withheld from every reader but
+    #: the whole record's.
+    figures: Mapping[str, Derived]
 
     def start(self, started: MatchStarted) -> State:
         """The state at seq 0: the game's start, or the position `started.position` describes.

@@ -47,6 +47,7 @@ from matchlog.events import (
 )
 from matchlog.file import FileLog, seat_for
 from matchlog.log import SPECTATOR, Line, Position, SqlResult, Verification
+from matchlog.replay.aggregates import catalogue_row
 from matchlog.replay.audit import Dispute, MatchAudit
 from matchlog.replay.stats import Statistics
 from matchlog.store import Appended, Figures, MatchInfo
@@ -320,10 +321,19 @@ def create_match(data: NewMatch, service: Service) -> Created:
 
 
 @route(get, "/api/matches/{match_id:str}", sync_to_thread=True, errors=(404,))
-def match_info(match_id: str, service: Service, access: Access) -> MatchInfo:
-    """One match's catalogue row (an id or a unique prefix of one). Readers who may not see the
-    whole record of a match with hidden information get its head hash once it has finished."""
-    return catalogue_for(service.log.info(match_id), access)
+def match_info(
+    match_id: str,
+    service: Service,
+    access: Access,
+    as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
+) -> MatchInfo:
+    """One match's catalogue row (an id or a unique prefix of one), as the caller may know it
+    (`as_seat` as for `events`): a reader who may not see the whole record of a match of a game that
+    hides anything gets no head hash of it."""
+    info = service.log.info(match_id)
+    view = access.view(info.match_id, as_seat)
+    seat_for(view, len(info.players))
+    return catalogue_row(info, view)
 
 
 @route(get, "/api/matches/{match_id:str}/tokens", sync_to_thread=True, errors=(404,), admin="a match's tokens")
@@ -542,12 +552,19 @@ def audit_all(service: Service, access: Access) -> list[MatchAudit]:
     return [next(iter(log.audit([info.match_id], as_seat=access.view(info.match_id, None)))) for info in log.matches()]
 
 
-@route(get, "/api/stats", sync_to_thread=True)
+@route(get, "/api/stats", sync_to_thread=True, errors=(403,))
 def stats(
-    service: Service, access: Access, game: str | None = None, by: str = "player", since: datetime | None = None
+    service: Service,
+    access: Access,
+    game: str | None = None,
+    by: str = "player",
+    since: datetime | None = None,
+    as_seat: Annotated[int | None, Parameter(ge=-1, le=-1)] = None,
 ) -> Statistics:
-    """Statistics across matches, as `matchlog stats`."""
-    return service.log.stats(game, by=by, since=_utc(since))
+    """Statistics across matches, as `matchlog stats`: whole for the admin, and for everyone else
+    (or with `as_seat` -1) as every reader may know them: a figure some reader may not see whole
+    (a rejected answer, in a game that hides anything) counted as a spectator sees it."""
+    return service.log.stats(game, by=by, since=_utc(since), as_seat=access.across_matches(as_seat))
 
 
 @route(post, "/api/sql", sync_to_thread=True, status_code=200, admin="SQL")
@@ -723,9 +740,11 @@ def frame(
     since: datetime | None = None,
     match: list[str] | None = None,
     flatten: bool = False,
+    as_seat: Annotated[int | None, Parameter(ge=-1, le=-1)] = None,
 ) -> Response[bytes]:
     """A frame for analysis as an Arrow IPC stream: `events` (the admin's: payloads hold every
-    hidden value), `results` (one row per match) or `seats` (one row per seat)."""
+    hidden value), `results` (one row per match) or `seats` (one row per seat), these two whole for
+    the admin and for everyone else (or with `as_seat` -1) as every reader may know them."""
     import pyarrow as pa
 
     log = service.log
@@ -733,9 +752,9 @@ def frame(
         access.require_admin("the events frame")
         table = log.events_frame(game=game, matches=match or None, flatten=flatten)
     elif kind == "results":
-        table = log.results_frame(game=game, since=_utc(since))
+        table = log.results_frame(game=game, since=_utc(since), as_seat=access.across_matches(as_seat))
     elif kind == "seats":
-        table = log.seats_frame(game=game, since=_utc(since))
+        table = log.seats_frame(game=game, since=_utc(since), as_seat=access.across_matches(as_seat))
     else:
         raise UsageError(f"frames are events, results or seats, not {kind!r}", code="usage.frame")
     sink = pa.BufferOutputStream()
