@@ -78,6 +78,8 @@ def caller(connection: ASGIConnection[Any, Any, Any, Any]) -> Access:
 
 
 def _admin_only(what: str) -> Callable[..., None]:
+    """A guard that refuses (403, `auth.admin`) everyone but the admin, saying `what` needs it."""
+
     def guard(connection: ASGIConnection[Any, Any, Any, Any], _: Any) -> None:
         caller(connection).require_admin(what)
 
@@ -85,6 +87,9 @@ def _admin_only(what: str) -> Callable[..., None]:
 
 
 def _writer_only(what: str) -> Callable[..., Any]:
+    """A guard that refuses (403, `auth.write`) everyone but the admin and the referee of the match
+    the path names, saying `what` needs them (a prefix is looked up; an unknown one is a 404)."""
+
     async def guard(connection: ASGIConnection[Any, Any, Any, Any], _: Any) -> None:
         access = caller(connection)
         if access.is_admin:

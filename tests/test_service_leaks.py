@@ -516,15 +516,18 @@ def _aggregates(server: Served, token: str | None, match_id: str | None, seat: i
             args = ["show", match_id, "--as-seat", str(seat), "--json", "--server", server.url]
             shown = CliRunner().invoke(app, args, env=env)
             got["cli show"] = (shown.exit_code, shown.stdout)
+            args = ["export", match_id, "--format", "html", "--as-seat", str(seat), "--server", server.url]
+            page = CliRunner().invoke(app, args, env=env)
+            got["cli html"] = (page.exit_code, page.stdout)
     return got
 
 
 def test_nothing_aggregate_the_service_serves_depends_on_what_a_reader_may_not_know(tmp_path: Path):
     """Issue 22, item 5. Two logs, one holding matches as played and the other their twins
     (`twins.py`: the same but for what one reader may not know), are served side by side: the
-    statistics, frames, catalogue rows (the API's and the CLI's `list` and `show --json`), audits,
-    verification, exports and health each reader gets (anonymous, and each twin's own seat with its
-    token) are the same from both."""
+    statistics, frames, catalogue rows (the API's and the CLI's `list` and `show --json`, and the
+    one a seat's HTML export holds), audits, verification, exports and health each reader gets
+    (anonymous, and each twin's own seat with its token) are the same from both."""
     from .conftest import start_server
     from .twins import played, stored, twins
 
