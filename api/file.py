@@ -18,7 +18,8 @@ from uuid import UUID
 from matchlog.engines import get as get_engine
 from matchlog.events import Draft, Event, MatchlogError, ProofError, StoreError, UsageError
 from matchlog.replay import abandon, dispute, export_seat_jsonl, fork, state_at, statistics, timeline, undo
-from matchlog.replay.audit import MatchAudit, audit
+from matchlog.replay.aggregates import catalogue_row
+from matchlog.replay.audit import AuditFinding, MatchAudit, audit
 from matchlog.replay.deep import verify_deep
 from matchlog.replay.duels import DuelReport, duel_report
 from matchlog.replay.frames import Frame, frames
@@ -101,8 +102,12 @@ class FileLog(Log):
             raise UsageError("limit and offset cannot be negative", code="usage.limit")
         return self.store.matches(game=game, status=status, player=player, since=since, limit=limit, offset=offset)
 
-    def info(self, match: UUID | str) -> MatchInfo:
-        return self.store.match(match)
+    def info(self, match: UUID | str, *, as_seat: int | None = None) -> MatchInfo:
+        info = self.store.match(match)
+        if as_seat is None:
+            return info
+        seat_for(as_seat, len(info.players))
+        return catalogue_row(info, as_seat)
 
     def count(self) -> int:
         return self.store.count()
@@ -250,9 +255,41 @@ class FileLog(Log):
     def audit(self, matches: Sequence[UUID | str] | None = None, *, as_seat: int | None = None) -> Iterator[MatchAudit]:
         ids = None if matches is None else self._resolved(matches)
         if as_seat is None:
-            return audit(self.store, ids)
+            return self._whole_audits(ids)
         chosen = ids if ids is not None else [info.match_id for info in self.store.matches()]
-        return (seat_audit(self.store, match_id, _engine_seat(as_seat)) for match_id in chosen)
+        return (self._seat_audit(match_id, _engine_seat(as_seat)) for match_id in chosen)
+
+    def _whole_audits(self, ids: list[UUID] | None) -> Iterator[MatchAudit]:
+        """Every audit, in batches; from a match that cannot be read back at all (a game this matchlog
+        does not know, a table its rules refuse) on, one at a time, that one a finding of its own."""
+        done: set[str] = set()
+        try:
+            for report in audit(self.store, ids):
+                done.add(report.match_id)
+                yield report
+            return
+        except MatchlogError:
+            pass
+        chosen = ids if ids is not None else [row[0] for row in self.store.query("SELECT match_id FROM matches")]
+        for match_id in sorted(m for m in chosen if str(m) not in done):
+            try:
+                yield from audit(self.store, [match_id])
+            except MatchlogError as error:
+                yield _unreadable(self.store.match(match_id), error, error.message)
+
+    def _seat_audit(self, match_id: UUID, seat: int | None) -> MatchAudit:
+        """One match's audit as `seat` sees it; a match that cannot be read back as a seat saw it is a
+        finding of its own, its words withheld (they may quote what the seat may not see).
+
+        Raises:
+            UsageError: the match has no such seat.
+        """
+        try:
+            return seat_audit(self.store, match_id, seat)
+        except MatchlogError as error:
+            if error.code == "usage.seat":
+                raise
+            return _unreadable(self.store.match(match_id), error, "it cannot be read back as a seat saw it")
 
     def dispute(self, match: UUID | str, seq: int, *, as_seat: int | None = None) -> Any:
         if as_seat is None:
@@ -261,11 +298,13 @@ class FileLog(Log):
 
     # -- across matches -----------------------------------------------------------------------
 
-    def stats(self, game: str | None = None, *, by: str = "player", since: datetime | None = None) -> Any:
+    def stats(
+        self, game: str | None = None, *, by: str = "player", since: datetime | None = None, as_seat: int | None = None
+    ) -> Any:
         _check_game(game)
         if by not in ("player", "seat"):
             raise UsageError(f"statistics go by player or by seat, not {by!r}", code="usage.by")
-        return statistics(self.store, game, by=by, since=since)
+        return statistics(self.store, game, by=by, since=since, as_seat=as_seat)
 
     def rating_table(
         self,
@@ -326,15 +365,17 @@ class FileLog(Log):
         ids = None if matches is None else self._resolved(matches)
         return events_frame(self.store, game=game, matches=ids, flatten=flatten)
 
-    def results_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
+    def results_frame(
+        self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None
+    ) -> Any:
         from .frames import results_frame
 
-        return results_frame(self.store, game=game, since=since)
+        return results_frame(self.store, game=game, since=since, as_seat=as_seat)
 
-    def seats_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
+    def seats_frame(self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None) -> Any:
         from .frames import seats_frame
 
-        return seats_frame(self.store, game=game, since=since)
+        return seats_frame(self.store, game=game, since=since, as_seat=as_seat)
 
     # -- appending ----------------------------------------------------------------------------
 
@@ -444,6 +485,12 @@ class FileLog(Log):
                 raise ProofError("the log has no key to check with: give the log's public key", code="proof.no_key")
             verifier = signer.verifier
         return proofs.verify_against(self.store, notes, verifier)
+
+
+def _unreadable(info: MatchInfo, error: MatchlogError, said: str) -> MatchAudit:
+    """The audit of a match that cannot be read back: one finding, with the error's code."""
+    finding = AuditFinding(match_id=str(info.match_id), seq=None, rule=error.code, message=said)
+    return MatchAudit(match_id=str(info.match_id), game=info.game, events=info.last_seq + 1, findings=[finding])
 
 
 def _engine_seat(as_seat: int) -> int | None:

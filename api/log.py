@@ -136,11 +136,13 @@ class Log(abc.ABC):
         """
 
     @abc.abstractmethod
-    def info(self, match: UUID | str) -> Any:
-        """The catalogue row (`store.MatchInfo`) of one match, given its id or a unique prefix.
+    def info(self, match: UUID | str, *, as_seat: int | None = None) -> Any:
+        """The catalogue row (`store.MatchInfo`) of one match, given its id or a unique prefix, as
+        `as_seat` may know it (a spectator or a seat gets no head hash of a game that hides anything).
 
         Raises:
             UnknownMatch: no match, or more than one, has that id or prefix.
+            UsageError: a seat the match does not have.
         """
 
     def match(self, match: UUID | str) -> Match:
@@ -232,11 +234,15 @@ class Log(abc.ABC):
     # -- across matches -----------------------------------------------------------------------
 
     @abc.abstractmethod
-    def stats(self, game: str | None = None, *, by: str = "player", since: datetime | None = None) -> Any:
-        """Statistics across matches (`replay.Statistics`), as `matchlog stats`.
+    def stats(
+        self, game: str | None = None, *, by: str = "player", since: datetime | None = None, as_seat: int | None = None
+    ) -> Any:
+        """Statistics across matches (`replay.Statistics`), as `matchlog stats`: whole, or (`as_seat`
+        -1) as every reader may know them (a server gives a caller who may not see every match whole
+        that view whatever it asks).
 
         Raises:
-            UsageError: no such game, or `by` is not player or seat.
+            UsageError: no such game, `by` is not player or seat, or a seat's view.
         """
 
     @abc.abstractmethod
@@ -319,19 +325,23 @@ class Log(abc.ABC):
         """
 
     @abc.abstractmethod
-    def results_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
-        """One row per match (the `match_results` view) as an Arrow table.
+    def results_frame(
+        self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None
+    ) -> Any:
+        """One row per match (the `match_results` view) as an Arrow table, whole or (`as_seat` -1) as
+        every reader may know it (see `stats`).
 
         Raises:
-            UsageError: no such game.
+            UsageError: no such game, or a seat's view.
         """
 
     @abc.abstractmethod
-    def seats_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
-        """One row per seat of every match (the `seat_results` view) as an Arrow table.
+    def seats_frame(self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None) -> Any:
+        """One row per seat of every match (the `seat_results` view) as an Arrow table, whole or
+        (`as_seat` -1) as every reader may know it (see `stats`).
 
         Raises:
-            UsageError: no such game.
+            UsageError: no such game, or a seat's view.
         """
 
     # -- appending ----------------------------------------------------------------------------

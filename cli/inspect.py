@@ -70,7 +70,7 @@ def show(
 ) -> None:
     """Show a match's state at a seq, as the referee saw it or as one seat did."""
     with open_log(db, server, archive=archive) as log:
-        info = log.info(match)
+        info = log.info(match, as_seat=as_seat)  # its catalogue row as the seat may know it, too
         position = log.state(info.match_id, at, as_seat=as_seat)
     if json:
         emit_json(

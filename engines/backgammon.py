@@ -40,7 +40,7 @@ from matchlog.events import (
 )
 
 from .contract import CHANCE, GameSpec, Rule, Turn, among_outcomes, describe_lifecycle, parse_options
-from .views import declare, everyone, lifecycle
+from .views import Derived, declare, declare_figures, everyone, lifecycle, shared_figures
 
 __all__ = [
     "CHECKERS",
@@ -657,6 +657,18 @@ class Backgammon:
     views = declare(
         lifecycle(hidden=False),
         {OpeningRolled: everyone, DiceRolled: everyone, CheckerMoved: everyone},
+    )
+
+    #: Nothing is hidden: every figure is everyone's.
+    figures = declare_figures(
+        shared_figures(hidden=False),
+        {
+            "turns": Derived.PUBLIC,
+            **{f"die_{face}": Derived.PUBLIC for face in range(1, 7)},
+            "gammon": Derived.PUBLIC,
+            "backgammon": Derived.PUBLIC,
+            "pips": Derived.PUBLIC,
+        },
     )
 
     # -- building and folding ----------------------------------------------------------------

@@ -116,7 +116,7 @@ def html_replay(log: Any, match: UUID | str, *, as_seat: int | None = None) -> t
         UsageError: a seat the match does not have.
         Forbidden: (a server) the token may not see that view.
     """
-    info = log.info(match)
+    info = log.info(match, as_seat=as_seat)  # its catalogue row too as that view may know it
     match_id = info.match_id
     if as_seat is not None:
         log.lines(match_id, stop=0, as_seat=as_seat)  # the seat is checked (and, on a server, allowed)

@@ -491,3 +491,53 @@ def test_a_refused_batch_leaves_the_live_judge_as_it_was_undo_and_all():
         assert judge.state == before and judge.next_seq == 2
     assert not judge.judge(records(2, ActionsUndone(seqs=(1,), reason="appeal"), HandChosen(seat=0, hand=0)))
     assert judge.state.hands == (0, None) and judge.next_seq == 4
+
+
+def _bad_matches(db: Path) -> list[str]:
+    """Matches no referee could have recorded, written into the log directly (not through the judge,
+    which refuses them): a Porrinha table with no seats, and a game this matchlog does not know."""
+    from matchlog.events import HandChosen, MatchEnded, MatchStarted, Outcome, Seat, uuid7
+
+    bad = [uuid7(), uuid7()]
+    with Store(db) as store:
+        store.append(bad[0], [MatchStarted(game="porrinha", options={}, seats=()), HandChosen(seat=0, hand=1)], 0)
+        chess = MatchStarted(game="chess", options={}, seats=(Seat("a", "x"), Seat("b", "x")))
+        store.append(bad[1], [chess, MatchEnded(outcome=Outcome(places=(1, 2), winners=(0,)))], 0)
+    return [str(match_id) for match_id in bad]
+
+
+def test_one_bad_match_never_costs_a_reader_the_others_through_the_service(filled_log: Path, tmp_path: Path):
+    """Issue 22, item 7: after one bad match, a seat's export was cut off mid-stream (and the CLI
+    said `remote.unreachable`). Every reading across matches skips it and names it."""
+    db = tmp_path / "bad.duckdb"
+    db.write_bytes(filled_log.read_bytes())
+    bad = _bad_matches(db)
+    server = start_server(db)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            good = [m["match_id"] for m in client.get("/api/matches", params={"limit": 10_000}).json()]
+            assert set(bad) <= set(good), "the catalogue lists every match, bad ones too"
+            good = [m for m in good if m not in bad]
+            for headers in ({}, server.headers()):
+                exported = client.get("/api/export", params={"as_seat": -1}, headers=headers)
+                assert exported.status_code == 200, exported.text[:300]
+                lines = [json.loads(line) for line in exported.text.splitlines()]
+                assert {line["match_id"] for line in lines if "match_id" in line} == set(good)
+                assert {line["skipped"]["match_id"] for line in lines if "skipped" in line} == set(bad)
+                audits = client.get("/api/audit", headers=headers)
+                assert audits.status_code == 200, audits.text[:300]
+                reports = {report["match_id"]: report for report in audits.json()}
+                assert set(reports) == set(good) | set(bad)
+                assert all(reports[m]["findings"] for m in bad)
+                stats = client.get("/api/stats", headers=headers)
+                assert stats.status_code == 200, stats.text[:300]
+                assert any(bad[1] in skip for skip in stats.json()["skipped"]), stats.json()["skipped"]
+                for kind in ("results", "seats"):
+                    assert client.get(f"/api/frames/{kind}", headers=headers).status_code == 200
+        # The CLI through the server: every good match written, each bad one named, exit 0.
+        result = runner.invoke(app, ["export", "--all", "--as-seat", "-1", "--server", server.url])
+        assert result.exit_code == 0, result.stderr
+        assert {json.loads(line)["match_id"] for line in result.stdout.splitlines()} == set(good)
+        assert all(f"match {m} left out" in result.stderr for m in bad), result.stderr
+    finally:
+        server.stop()
