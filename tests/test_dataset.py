@@ -25,7 +25,7 @@ from matchlog.replay import timeline
 from matchlog.replay.steps import decisions
 
 from .conftest import Served
-from .test_views import played
+from .twins import played
 
 runner = CliRunner()
 

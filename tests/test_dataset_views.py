@@ -26,7 +26,7 @@ from matchlog.events import HandChosen, HandHidden, Record
 from matchlog.replay.steps import decisions
 from matchlog.replay.views import seen_whole
 
-from .test_views import Twin, davinci_twins, played, porrinha_twins
+from .twins import Twin, davinci_twins, played, porrinha_twins
 
 # What a row says before the match's end: the reward and `terminal` come with the outcome, which
 # every seat is shown at the end, and a twin is cut before it.
