@@ -45,6 +45,7 @@ from .envelope import (
 )
 from .errors import (
     ConcurrencyError,
+    EventConflict,
     DecodeError,
     Forbidden,
     IllegalAction,
@@ -88,6 +89,7 @@ __all__ = [
     "ChanceRevealed",
     "CheckerMoved",
     "ConcurrencyError",
+    "EventConflict",
     "DecodeError",
     "DiceRolled",
     "Draft",
