@@ -126,6 +126,10 @@ class Engine(Protocol[State]):
     #: What each seat sees of every event type the game's log may hold (`engines.views`): a type
     #: not declared here shows as nothing, and the log refuses it.
     views: Mapping[type[Event], Reveal]
+    #: Optionally, the events the referee records as its ruling on a rejected answer (Porrinha's
+    #: voided guess), each with the decision it rules on: the judge takes one only right after that
+    #: seat's rejection of that decision. Any other event no seat answers is chance's.
+    #: rulings: Mapping[type[Event], str]
 
     def start(self, started: MatchStarted) -> State:
         """The state at seq 0: the game's start, or the position `started.position` describes.

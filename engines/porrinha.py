@@ -159,6 +159,9 @@ class Porrinha:
             GuessVoided: everyone,
         },
     )
+    #: The referee's rulings on a rejected answer, each with the decision it rules on: a lenient
+    #: voided guess (and, in logs before 0.2, a reset hand) follows that seat's rejection.
+    rulings = {HandReset: "hand", GuessVoided: "guess"}
 
     # -- building and folding ----------------------------------------------------------------
 

@@ -45,8 +45,8 @@ from .envelope import (
 )
 from .errors import (
     ConcurrencyError,
-    EventConflict,
     DecodeError,
+    EventConflict,
     Forbidden,
     IllegalAction,
     ImportRejected,
@@ -89,11 +89,11 @@ __all__ = [
     "ChanceRevealed",
     "CheckerMoved",
     "ConcurrencyError",
-    "EventConflict",
     "DecodeError",
     "DiceRolled",
     "Draft",
     "Event",
+    "EventConflict",
     "Forbidden",
     "GuessMade",
     "GuessStopped",

@@ -34,6 +34,7 @@ from matchlog import __version__
 from matchlog.events import (
     ConcurrencyError,
     DecodeError,
+    EventConflict,
     Forbidden,
     IllegalAction,
     ImportRejected,
@@ -184,7 +185,7 @@ def status_of(error: MatchlogError) -> int:
             return 401 if error.code == "auth.token" else 403
         case UnknownMatch():
             return 404
-        case ConcurrencyError():
+        case ConcurrencyError() | EventConflict():
             return 409
         case ProofError():
             return 400 if error.code in ("proof.note", "proof.key") else 409
@@ -413,12 +414,13 @@ def _result(appended: Appended, ended: bool, receipt: str | None = None) -> Appe
     )
 
 
-@route(post, "/api/batches", sync_to_thread=True, status_code=200, errors=(403, 409, 503))
-def append_batches(data: list[EncodedBatch], access: Access, service: Service) -> list[AppendResult]:
-    """Many matches' events at once, already canonical JSON (a tournament's writer): all or none."""
+@route(post, "/api/batches", status_code=200, errors=(400, 403, 409, 422, 503))
+async def append_batches(data: list[EncodedBatch], access: Access, service: Service) -> list[AppendResult]:
+    """Many matches' events at once, already canonical JSON (a tournament's writer): each judged
+    as the events endpoint judges it, and all written or none."""
     access.require_admin("appending batches")
-    appended = service.log.append_bulk_encoded(
-        (b.match_id, [(e.event_id, e.at_us, e.payload.encode()) for e in b.events], b.expected_seq) for b in data
+    appended = await service.live.append_encoded(
+        [(b.match_id, [(e.event_id, e.at_us, e.payload.encode()) for e in b.events], b.expected_seq) for b in data]
     )
     return [_result(a, False) for a in appended]
 

@@ -21,7 +21,6 @@ from matchlog.engines import get as get_engine
 from matchlog.engines.chance import ALGORITHM
 from matchlog.events import (
     ChanceCommitted,
-    CheckerMoved,
     DiceRolled,
     Event,
     EventConflict,
@@ -162,7 +161,7 @@ def _davinci_with_chance_out_of_turn(store: Store) -> tuple[UUID, int]:
     rng = random.Random(3)
     events: list[Event] = [MatchStarted(game="davinci", options={}, seats=(Seat("a", "r"), Seat("b", "r")))]
     state = engine.start(events[0])  # type: ignore[arg-type]
-    while (turn := engine.to_act(state)).seat == CHANCE:
+    while engine.to_act(state).seat == CHANCE:
         events.append(engine.chance(state, rng))
         state = engine.apply(state, events[-1])
     shuffle = len(events)
