@@ -420,6 +420,8 @@ class Writer:
                     raise StoreError(
                         f"match {match_id} must start with match.started, not {event.tag}", code="store.bad_start"
                     )
+                if not event.seats:  # every reader of a match needs a seat to show it to
+                    raise StoreError(f"match {match_id} starts with no seats", code="store.bad_start")
                 info = MatchInfo.started(match_id, event, entry.at_us)
                 game = info.game
                 seats = info.seat_rows()

@@ -32,6 +32,7 @@ from matchlog.events import (
     MatchStarted,
     Outcome,
     Seat,
+    StoreError,
     TilesShuffled,
     draft,
     encode,
@@ -235,6 +236,9 @@ def test_a_batch_no_referee_could_start_is_refused_before_it_is_written(served: 
             "events": [{"event_id": uuid7_text(), "at_us": 1, "payload": encode(nobody).decode()}],
         }
     ]
+    with Store(":memory:") as store, pytest.raises(StoreError) as refused:  # beneath every judge, too
+        store.append(uuid7(), [nobody], 0)
+    assert refused.value.code == "store.bad_start"
     with httpx.Client(base_url=served.url, timeout=60) as client:
         answer = _post(client, "/api/batches", batch, served.admin)
         assert _code(answer) == (400, "usage.players"), answer.text
