@@ -322,6 +322,8 @@ class Referee:
         seeds = (*(resumption.seeds if resumption is not None else ()), *((chance.secret,) if chance else ()))
         #: The judge: the live state, and the ruling on every event before it is recorded.
         self.judge = Judge(started, match_id=self.match_id, seeds=seeds)
+        #: The live state: the judge's, after every event recorded (undos applied).
+        self.state: Any = self.judge.state
         self.removed: set[int] = set()
         #: Each seat's rejected answers since its last accepted one.
         self.rejections: dict[int, int] = {}
@@ -349,6 +351,7 @@ class Referee:
         for record in resumption.history:
             before = self.state
             self.judge.fold([record])
+            self.state = self.judge.state
             self.tally.add(record.seq, before, record.event, self.state)
             if isinstance(record.event, PlayerRemoved):
                 self.removed.add(record.event.seat)
@@ -356,11 +359,6 @@ class Referee:
         self.judge.next_seq = self.seq + 1
         self._seeds = resumption.seeds
         self.record(MatchResumed(players=resumption.players))
-
-    @property
-    def state(self) -> Any:
-        """The live state: the judge's, after every event recorded (undos applied)."""
-        return self.judge.state
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -392,8 +390,9 @@ class Referee:
                 if saved is not None:
                     judge.restore(saved)  # all of them, or none
                 raise
+            self.state = judge.state
         else:
-            states = [(judge.state, judge.state)] * len(events)
+            states = [(self.state, self.state)] * len(events)
         for event, (before, after) in zip(events, states, strict=True):
             self.step.append((before, event, after))
             if isinstance(event, PlayerRemoved):

@@ -80,6 +80,10 @@ COUNTS = (
 _LIFECYCLE = (MatchStarted, ChanceCommitted, ChanceRevealed, MatchResumed, MatchEnded, PlayerRemoved, ActionsUndone)
 
 
+#: What each type of event is to a judge (`Judge._kind`), filled as types are met.
+_KINDS: dict[type[Event], str] = {}
+
+
 class AuditFinding(msgspec.Struct, frozen=True, kw_only=True):
     """One thing the log says that the rules (or the chain) do not allow."""
 
@@ -397,46 +401,72 @@ class Judge:
         self._cleared = self._refused = None
         self.previous = event
         self.next_seq = seq + 1
-        if self.awaiting is not None and isinstance(event, ChanceCommitted):
-            self.awaiting = None
-        match event:
-            case ActionsUndone(seqs=seqs, by=by):
-                if by is not None:  # a seat's undo is an accepted answer of its own
-                    self.streak.pop(by, None)
-                if self.ended in seqs:
-                    self.ended = None  # the end is taken back: the match goes on
-                effective = [s for s, _ in self.stack[1:]]
-                if seqs and list(seqs) == effective[-len(seqs) :]:
-                    del self.stack[-len(seqs) :]
-                return True
-            case MatchResumed():  # a new chance segment, drawn from its own seed
-                self.segment, self.source = seq, None
-                self.awaiting = seq if self.commitments else None
-            case ChanceCommitted(algorithm=algorithm, commitment=committed):
-                if self.segment not in self.committed and seq == self.segment + 1:
-                    self.committed[self.segment] = event
-                    self.commitments.add(committed)
-                    seed = self.seeds.get(committed)
-                    self.source = ChanceSource(seed) if seed is not None and algorithm == ALGORITHM else None
-            case MatchEnded():
-                self.ended = seq
-            case AnswerRejected(seat=seat, code=code):
-                self.rejected[seat] = code
-                self.streak[seat] = self.streak.get(seat, 0) + 1
-            case _ if event.actor is not None:
-                self.streak.pop(event.actor, None)
-            case _ if self.source is not None and type(event) not in self.rulings and not isinstance(event, _LIFECYCLE):
+        kind = _KINDS.get(type(event)) or self._kind(type(event))
+        if kind == "answer":  # (most events: first)
+            self.streak.pop(event.actor, None)  # type: ignore[arg-type]
+        elif kind == "chance":
+            if self.source is not None:
                 drawn = self._drawn
                 if drawn is not None and drawn[0] is event and drawn[1] is before:
-                    self.source = drawn[2]  # the copy that drew it, moved past it
+                    self.source = drawn[2]  # the source that drew it, moved past it
                 else:
                     turn = self.engine.to_act(before)
                     if turn is not None and turn.seat == CHANCE:  # the stream moves past this draw
                         with contextlib.suppress(Exception):  # (one it cannot even compute: a finding)
                             self.engine.chance(before, self.source)
+        elif kind == "rejected":
+            seat, code = event.seat, event.code  # type: ignore[attr-defined]
+            self.rejected[seat] = code
+            self.streak[seat] = self.streak.get(seat, 0) + 1
+        elif kind == "undo":
+            seqs, by = event.seqs, event.by  # type: ignore[attr-defined]
+            if by is not None:  # a seat's undo is an accepted answer of its own
+                self.streak.pop(by, None)
+            if self.ended in seqs:
+                self.ended = None  # the end is taken back: the match goes on
+            effective = [s for s, _ in self.stack[1:]]
+            if seqs and list(seqs) == effective[-len(seqs) :]:
+                del self.stack[-len(seqs) :]
+            self._drawn = None
+            return True
+        elif kind == "ended":
+            self.ended = seq
+        elif kind == "resumed":  # a new chance segment, drawn from its own seed
+            self.segment, self.source = seq, None
+            self.awaiting = seq if self.commitments else None
+        elif kind == "committed":
+            self.awaiting = None
+            algorithm, committed = event.algorithm, event.commitment  # type: ignore[attr-defined]
+            if self.segment not in self.committed and seq == self.segment + 1:
+                self.committed[self.segment] = event  # type: ignore[assignment]
+                self.commitments.add(committed)
+                seed = self.seeds.get(committed)
+                self.source = ChanceSource(seed) if seed is not None and algorithm == ALGORITHM else None
         self._drawn = None
         self.stack.append((seq, after))
         return True
+
+    def _kind(self, kind: type[Event]) -> str:
+        """What a type of event is to the judge (remembered for the type)."""
+        named = {
+            ActionsUndone: "undo",
+            MatchResumed: "resumed",
+            ChanceCommitted: "committed",
+            MatchEnded: "ended",
+            AnswerRejected: "rejected",
+        }.get(kind)
+        if named is None:
+            if kind in _LIFECYCLE:
+                named = "lifecycle"
+            elif kind.actor is not Event.actor:  # a seat's answer (its type names its seat)
+                named = "answer"
+            elif kind in self.rulings:
+                named = "ruling"
+            else:
+                named = "chance"
+        if kind not in self.rulings:  # (rulings are an engine's own: not shared between engines)
+            _KINDS[kind] = named
+        return named
 
     # -- taking ----------------------------------------------------------------------------------
 
@@ -490,7 +520,8 @@ class Judge:
 
     def draw(self, rng: Any) -> Event:
         """The event chance records now: what the committed seed draws, where the judge knows it,
-        else what `rng` draws (the engine only draws what is possible). Not taken yet.
+        else what `rng` draws (the engine only draws what is possible), cleared to be taken next
+        (a draw from the seed moves its stream on: any other chance taken next is not the seed's).
 
         Raises:
             IllegalAction: chance is not to act now, or the service draws this match's chance.
@@ -504,10 +535,10 @@ class Judge:
             event = self.engine.chance(before, rng)
             self._cleared = (event, before, ("chance",))
             return event
-        source = self.source.copy()
-        event = self.engine.chance(before, source)
+        # The draw moves the judge's own stream on: the next chance event taken must be this one.
+        event = self.engine.chance(before, self.source)
         self._cleared = (event, before, ("chance", "chance_rederived"))
-        self._drawn = (event, before, source)
+        self._drawn = (event, before, self.source)
         return event
 
     def finish(self) -> list[AuditFinding]:
