@@ -380,7 +380,7 @@ class Referee:
         judge = self.judge
         states: list[tuple[Any, Any]] = []
         if apply:
-            saved = judge.save() if len(events) > 1 else None
+            saved = judge.save(any(isinstance(e, ActionsUndone) for e in events)) if len(events) > 1 else None
             try:
                 for event in events:
                     before = judge.state
