@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+from types import MappingProxyType
 from typing import Literal
 
 import msgspec
@@ -161,7 +162,7 @@ class Porrinha:
     )
     #: The referee's rulings on a rejected answer, each with the decision it rules on: a lenient
     #: voided guess (and, in logs before 0.2, a reset hand) follows that seat's rejection.
-    rulings = {HandReset: "hand", GuessVoided: "guess"}
+    rulings = MappingProxyType({HandReset: "hand", GuessVoided: "guess"})
 
     # -- building and folding ----------------------------------------------------------------
 
