@@ -382,10 +382,12 @@ class Referee:
         if apply:
             saved = judge.save(any(isinstance(e, ActionsUndone) for e in events)) if len(events) > 1 else None
             try:
+                stack = judge.stack
                 for event in events:
-                    before = judge.state
+                    before = stack[-1][1]
                     judge.take(event)
-                    states.append((before, judge.state))
+                    stack = judge.stack  # (an undo's restore may have replaced it)
+                    states.append((before, stack[-1][1]))
             except IllegalAction:
                 if saved is not None:
                     judge.restore(saved)  # all of them, or none

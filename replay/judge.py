@@ -396,8 +396,9 @@ class Judge:
                 after = self.engine.apply(before, event)
             except Exception:  # a log the rules cannot fold any further
                 return False
+        tally = self.counts
         for key in counts:
-            self.counts[key] += 1
+            tally[key] += 1
         self._cleared = self._refused = None
         self.previous = event
         self.next_seq = seq + 1
@@ -477,9 +478,13 @@ class Judge:
             IllegalAction: the rules refuse it (the code names the rule); nothing changed.
         """
         seq = self.next_seq
-        found, counts = self.verdict(seq, event, by_service=by_service)
-        if found:
-            raise _refusal(found[0])
+        cleared = self._cleared
+        if cleared is not None and cleared[0] is event and cleared[1] is self.stack[-1][1] and self.ended is None:
+            counts = cleared[2]  # (what the judge itself cleared: see `verdict`)
+        else:
+            found, counts = self.verdict(seq, event, by_service=by_service)
+            if found:
+                raise _refusal(found[0])
         if not self.apply(seq, event, counts):
             raise IllegalAction("audit.cannot_apply", f"seq {seq}: the rules cannot apply {event.tag} here")
 
