@@ -26,7 +26,9 @@ What the judge decides, by the kind of event:
 - match.started only at seq 0, with a table the game is played by; chance_committed only right
   after a segment's start (seq 0, or a match.resumed), once (`chance.late_commitment`,
   `chance.committed_twice`); a resumed match of committed chance commits again
-  (`chance.uncommitted`); chance_revealed matches a commitment (`chance.reveal_mismatch`);
+  (`chance.uncommitted`); chance_revealed matches a commitment (`chance.reveal_mismatch`), and a
+  segment's seed is revealed before the match ends by the rules (`chance.unrevealed`: only an
+  abandonment may leave it secret);
   match.resumed has a player for each seat; match.ended has the outcome the rules give, or an
   abandonment's (every seat placed first, no winner); an undo takes back the latest effective
   events; nothing but an undo comes after the end.
@@ -141,6 +143,7 @@ class Judge:
         self.segment = 0
         self.committed: dict[int, ChanceCommitted] = {}
         self.commitments: set[str] = set()
+        self.revealed: set[str] = set()  # the commitments whose seeds are revealed
         self.source: ChanceSource | None = None
         self.awaiting: int | None = None  # the seq of a resume still owing a commitment
         # What the judge itself cleared (an answer it checked, a draw it made) in the present state:
@@ -277,6 +280,13 @@ class Judge:
                             "the recorded outcome is not the one the rules give",
                             recorded=outcome,
                             expected=expected,
+                        )
+                    committed = self.committed.get(self.segment)
+                    if committed is not None and committed.commitment not in self.revealed:
+                        find(
+                            "chance.unrevealed",
+                            "the match ended by the rules without revealing the seed its chance was committed to",
+                            commitment=committed.commitment,
                         )
             case AnswerRejected(seat=seat, answer=answer, code=code, decision=decision):
                 counts = ("rejections",)
@@ -432,6 +442,9 @@ class Judge:
             return True
         elif kind == "ended":
             self.ended = seq
+        elif kind == "revealed":
+            with contextlib.suppress(ValueError):  # (one that is not hex: a finding)
+                self.revealed.add(commitment(bytes.fromhex(event.seed)))  # type: ignore[attr-defined]
         elif kind == "resumed":  # a new chance segment, drawn from its own seed
             self.segment, self.source = seq, None
             self.awaiting = seq if self.commitments else None
@@ -450,6 +463,7 @@ class Judge:
     def _kind(self, kind: type[Event]) -> str:
         """What a type of event is to the judge (remembered for the type)."""
         named = {
+            ChanceRevealed: "revealed",
             ActionsUndone: "undo",
             MatchResumed: "resumed",
             ChanceCommitted: "committed",
@@ -583,6 +597,7 @@ class Judge:
             self.segment,
             dict(self.committed),
             set(self.commitments),
+            set(self.revealed),
             self.source.copy() if self.source is not None else None,
             self.awaiting,
             self._drawn,
@@ -604,6 +619,7 @@ class Judge:
             self.segment,
             self.committed,
             self.commitments,
+            self.revealed,
             self.source,
             self.awaiting,
             self._drawn,

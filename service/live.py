@@ -56,6 +56,7 @@ from matchlog.events import (
     drafts,
     uuid7,
 )
+from matchlog.replay.audit import audit_records
 from matchlog.replay.judge import Judge
 from matchlog.store import Appended
 from matchlog.store.writer import AT_US_MAX
@@ -299,6 +300,12 @@ class LiveMatches:
         if findings:
             finding = findings[0]
             raise IllegalAction(finding.rule, f"seq {finding.seq}: {finding.message}")
+        if any(isinstance(item.event, ChanceRevealed) for item in drafts) and not judge.service_chance:
+            try:
+                await asyncio.to_thread(self._drawn_from_seed, match_id, first, drafts)
+            except IllegalAction:
+                live.judge = None  # the judge took the batch; the log will not
+                raise
         ending: list[Draft] = []
         if judge.service_chance and not judge.over and judge.engine.to_act(judge.state) is None:
             outcome = judge.engine.outcome(judge.state)
@@ -311,6 +318,18 @@ class LiveMatches:
             live.judge = None  # the judge moved on; the log did not
             raise
         return appended, judge.over
+
+    def _drawn_from_seed(self, match_id: UUID, first: int, drafts: Sequence[Draft]) -> None:
+        """Now that a referee drawing its own chance reveals its seed, what it drew is judged as the
+        audit judges it: every draw of the seed's segment exactly what the seed draws.
+
+        Raises:
+            IllegalAction: a draw is not the seed's (`chance.not_from_seed`), naming its seq.
+        """
+        records = [*self.log.read(match_id, stop=first - 1), *_records(match_id, first, drafts)]
+        for finding in audit_records(records).findings:
+            if finding.rule == "chance.not_from_seed":
+                raise IllegalAction(finding.rule, f"seq {finding.seq}: {finding.message}")
 
     def _resent(self, match_id: UUID, expected_seq: int, given: Sequence[Appending]) -> Appended | None:
         """What a re-send of stored events (same ids, same events, at the same seqs) appended, or None.
@@ -358,6 +377,23 @@ def _drafts(given: Sequence[Appending]) -> list[Draft]:
             made.at_us if item.at_us is None else item.at_us,
         )
         for item, made in zip(given, fresh, strict=True)
+    ]
+
+
+def _records(match_id: UUID, first: int, drafts: Sequence[Draft]) -> list[Record]:
+    """Drafts about to be appended at `first`, as the log's records (unhashed), to audit."""
+    return [
+        Record(
+            match_id=match_id,
+            seq=first + offset,
+            event_id=item.event_id,
+            at_us=item.at_us,
+            actor=item.event.actor,
+            version=item.event.version,
+            event=item.event,
+            hash=b"",
+        )
+        for offset, item in enumerate(drafts)
     ]
 
 

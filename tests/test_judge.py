@@ -155,6 +155,40 @@ def test_the_service_refuses_chance_out_of_turn_and_a_late_commitment_from_a_ref
         assert davinci.stored() == before, "nothing was written"
 
 
+def test_a_referee_drawing_its_own_chance_cannot_end_by_the_rules_on_dice_its_seed_did_not_draw(served: Served):
+    """What the service could not know while the seed was secret it judges once it is revealed;
+    and a match of committed chance does not end by the rules with its seed kept secret."""
+    from matchlog.engines.chance import ChanceSource, commitment
+    from matchlog.events import ChanceRevealed
+
+    with httpx.Client(base_url=served.url, timeout=60) as client:
+        for cheat in (True, False):
+            game = RemoteReferee(client, served, "backgammon", "referee")
+            engine, seed = game.engine, bytes(range(32))
+            source = ChanceSource(seed)
+            assert game.send(ChanceCommitted(algorithm=ALGORITHM, commitment=commitment(seed))).status_code == 200
+            state = game.state()
+            rolled = 0
+            while (turn := engine.to_act(state)) is not None:
+                if turn.seat == CHANCE:
+                    event = engine.chance(state, source)
+                    rolled += 1
+                    if cheat and rolled == 3:  # the third roll, chosen rather than drawn
+                        event = next(e for e in engine.chance_outcomes(state) if e != event)
+                else:
+                    event = engine.legal(state, turn.seat)[0]
+                assert game.send(event).status_code == 200
+                state = engine.apply(state, event)
+            ended = MatchEnded(outcome=engine.outcome(state))
+            if cheat:
+                answer = game.send(ChanceRevealed(seed=seed.hex()), ended)
+                assert _code(answer) == (422, "chance.not_from_seed"), answer.text
+            else:
+                answer = game.send(ended)
+                assert _code(answer) == (422, "chance.unrevealed"), answer.text
+                assert game.send(ChanceRevealed(seed=seed.hex()), ended).status_code == 200
+
+
 def _davinci_with_chance_out_of_turn(store: Store) -> tuple[UUID, int]:
     """A Da Vinci Code match (written around the judge, as an edit of the file would) with a second
     shuffle at seat 0's turn: 9 tiles held twice. Returns its id and the seq of the shuffle."""
