@@ -475,24 +475,29 @@ class Referee:
         return self.finish()
 
     def finish(self, outcome: Outcome | None = None) -> Outcome:
-        """Record how the match ended (by default, as the engine sees it) and wait for the log."""
+        """Record how the match ended (by default, as the engine sees it) and send it to the log."""
         outcome = outcome if outcome is not None else self.engine.outcome(self.state)
         assert outcome is not None, "an engine with nobody to act must have an outcome"
-        self.record(*self._reveal(), MatchEnded(outcome=outcome))
-        self.recorder.project(self.seq, self.tally.figures())
-        self.recorder.flush()
-        self.outcome = outcome
-        return outcome
+        return self._end(MatchEnded(outcome=outcome))
 
     def abandon(self, reason: str) -> Outcome:
-        """End the match without a result (every seat shares the place), recording why."""
+        """End the match without a result (every seat shares the place), recording why; a match
+        that has ended already keeps its end."""
+        if self.outcome is not None:
+            return self.outcome
         players = len(self.started.seats)
         outcome = Outcome(places=(1,) * players, winners=(), result="abandoned", removed=tuple(sorted(self.removed)))
-        self.record(*self._reveal(), MatchEnded(outcome=outcome, reason=reason))
-        self.recorder.project(self.seq, self.tally.figures())
-        self.recorder.flush()
-        self.outcome = outcome
-        return outcome
+        return self._end(MatchEnded(outcome=outcome, reason=reason))
+
+    def _end(self, ended: MatchEnded) -> Outcome:
+        # A Ctrl-C waits until the end, its figures and the outcome are all in place: one that came
+        # between them would have the match abandoned after its end.
+        with held_ctrl_c():
+            self.record(*self._reveal(), ended)
+            self.outcome = ended.outcome
+            self.recorder.project(self.seq, self.tally.figures())
+            self.recorder.flush()
+        return ended.outcome
 
     def _reveal(self) -> list[Event]:
         """The seed of a committed random source (and earlier segments' seeds this referee knows),

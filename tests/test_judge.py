@@ -257,6 +257,30 @@ def test_our_referee_cannot_record_what_the_judge_refuses():
     assert len(recorder.drafts) == held and referee.state == state, "nothing recorded, nothing applied"
 
 
+def test_a_ctrl_c_as_a_match_ends_never_ends_it_twice():
+    """A Ctrl-C that came after the end was recorded but before the referee knew its outcome had
+    the match abandoned after its end (the audit's `audit.after_end`); the judge refuses that, and
+    the referee no longer tries it."""
+
+    class Interrupted(MemoryRecorder):
+        def project(self, last_seq: int, figures: list[Any]) -> None:
+            super().project(last_seq, figures)
+            raise KeyboardInterrupt
+
+    recorder = Interrupted()
+    started_ = MatchStarted(game="porrinha", options={}, seats=(Seat("a", "r"), Seat("b", "r")))
+    referee = Referee(get_engine("porrinha"), started_, recorder)
+    referee.record(HandChosen(seat=0, hand=1), HandChosen(seat=1, hand=1), GuessMade(seat=0, guess=2))
+    while referee.judge.engine.to_act(referee.state) is not None:  # seat 1 plays on alone
+        turn = referee.judge.engine.to_act(referee.state)
+        referee.record(referee.judge.engine.legal(referee.state, turn.seat)[0])
+    with pytest.raises(KeyboardInterrupt):
+        referee.finish()
+    held = len(recorder.drafts)
+    assert referee.abandon("match interrupted") == referee.outcome and referee.outcome.result == "normal"
+    assert len(recorder.drafts) == held and isinstance(recorder.drafts[-1].event, MatchEnded)
+
+
 # -- item 7: a batch no referee could start ------------------------------------------------------
 
 
