@@ -321,7 +321,7 @@ class Referee:
         self.on_event = on_event
         seeds = (*(resumption.seeds if resumption is not None else ()), *((chance.secret,) if chance else ()))
         #: The judge: the live state, and the ruling on every event before it is recorded.
-        self.judge = Judge(started, match_id=self.match_id, seeds=seeds)
+        self.judge = Judge(started, match_id=self.match_id, seeds=seeds, engine=engine)
         #: The live state: the judge's, after every event recorded (undos applied).
         self.state: Any = self.judge.state
         self.removed: set[int] = set()

@@ -116,15 +116,16 @@ class Judge:
         match_id: object = "?",
         seeds: Iterable[bytes] = (),
         service_chance: bool = False,
+        engine: Engine[Any] | None = None,
     ) -> None:
-        """A judge of the match `started` opens.
+        """A judge of the match `started` opens (by its game's engine, unless `engine` is given).
 
         Raises:
             UsageError: the game is not one this matchlog knows, or is not played by that many.
             MatchlogError: the rules cannot set the table up as described (options, a position).
         """
         self.match_id = str(match_id)
-        self.engine: Engine[Any] = get_engine(started.game)
+        self.engine: Engine[Any] = engine if engine is not None else get_engine(started.game)
         self.seats = len(started.seats)
         self.engine.spec.check_players(self.seats)
         self.stack: list[tuple[int, Any]] = [(0, self.engine.start(started))]  # effective (seq, state after it)
