@@ -486,12 +486,14 @@ def test_a_refused_batch_leaves_the_live_judge_as_it_was_undo_and_all():
 
 def _bad_matches(db: Path) -> list[str]:
     """Matches no referee could have recorded, written into the log directly (not through the judge,
-    which refuses them): a Porrinha table with no seats, and a game this matchlog does not know."""
+    which refuses them; the store itself refuses a table of no seats): a Porrinha table of one seat,
+    and a game this matchlog does not know."""
     from matchlog.events import HandChosen, MatchEnded, MatchStarted, Outcome, Seat, uuid7
 
     bad = [uuid7(), uuid7()]
     with Store(db) as store:
-        store.append(bad[0], [MatchStarted(game="porrinha", options={}, seats=()), HandChosen(seat=0, hand=1)], 0)
+        solo = MatchStarted(game="porrinha", options={}, seats=(Seat("solo", "x"),))
+        store.append(bad[0], [solo, HandChosen(seat=0, hand=1)], 0)
         chess = MatchStarted(game="chess", options={}, seats=(Seat("a", "x"), Seat("b", "x")))
         store.append(bad[1], [chess, MatchEnded(outcome=Outcome(places=(1, 2), winners=(0,)))], 0)
     return [str(match_id) for match_id in bad]
