@@ -150,6 +150,8 @@ class _QueueRecorder:
         if len(self.buffer) >= _CHUNK:
             self.flush()
         self.steps += 1
+        if any(isinstance(d.event, MatchEnded) for d in drafts):
+            return  # the match has ended: it goes to the writer whole, never to be ended again
         if self.steps % 16 == 0 and (self.stop.is_set() or os.getppid() != self.parent):
             self.flush()
             raise _Stopped  # asked to stop, or the writer is gone: nobody would record the rest
