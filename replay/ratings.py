@@ -9,9 +9,21 @@ Two answers, both pure functions of the ended matches of the log in commit order
 - Bradley-Terry maximum likelihood over every result at once (the `choix` library), for fixed
   versions of programs, which do not drift: an Elo scale relative to an anchor player (Elo 0) and
   a 95% interval from the fit's Fisher information. A match of K seats counts as the K(K-1)/2
-  results between its seats (a tie half a win each); every pair that met counts one tie more, a
-  weak prior, so that a player that never lost still has a finite rating. Players that never met
-  the anchor's group, directly or through others, are rated against an anchor of their own group.
+  results between its seats (a tie half a win each), each weighing `pair_weight(K)`: those results
+  come from one finishing order and are not independent, so together they count for what a
+  finishing order tells of each player under Plackett-Luce, not for K - 1 games each (which made
+  the intervals of 4-seat games about a quarter too narrow). Every pair that met counts one tie
+  more, a weak prior, so that a player that never lost still has a finite rating. Players that
+  never met the anchor's group, directly or through others, are rated against an anchor of their
+  own group.
+
+A player is provisional while its σ is above `PROVISIONAL_SIGMA` (5, from the start's 25 / 3):
+where Weng-Lin gets after about ten even games against established players (σ ≤ 2.5), as lichess
+marks a Glicko-2 rating provisional until its deviation falls from 350 to 110, which takes about
+ten such games. The threshold is set by games of evidence, not by the ratio 110 / 350: Weng-Lin's
+σ falls more slowly than Glicko's deviation (a third of the start, 2.8, takes about 80 even
+games), and results against a much weaker or stronger player say little, so a player that only
+ever beat one much weaker keeps a large σ (about 6 after 24 such wins), as it should.
 
 A player is who played: the name given and the strategy or program. One name played by two
 strategies is two players ("name (strategy)"); an alias counts one name as another (`aliases`),
@@ -33,13 +45,27 @@ from matchlog.events import UsageError
 
 from .results import Result, results
 
-__all__ = ["PROVISIONAL_SIGMA", "Rating", "RatingTable", "rate", "rating_table", "ratings_frame"]
+__all__ = ["PROVISIONAL_SIGMA", "Rating", "RatingTable", "pair_weight", "rate", "rating_table", "ratings_frame"]
 
-#: A Weng-Lin rating is provisional while its σ is above this (the start is 25 / 3).
-PROVISIONAL_SIGMA = 2.5
+#: A Weng-Lin rating is provisional while its σ is above this (the start is 25 / 3): about ten
+#: even games against established players, as lichess asks (see the module's docstring).
+PROVISIONAL_SIGMA = 5.0
 #: Elo per unit of Bradley-Terry strength (natural log).
 _ELO_PER_NAT = 400 / math.log(10)
 _Z95 = 1.959963984540054
+
+
+def pair_weight(seats: int) -> float:
+    """What each of the `seats` (K) (K - 1) / 2 pairwise results of one K-seat match weighs in the
+    Bradley-Terry fit: 4 (K - H_K) / (K (K - 1)), H_K the K-th harmonic number (1 for two seats,
+    0.78 for three, 0.64 for four).
+
+    A finishing order of K evenly matched players tells each of them (K - H_K) / K of a unit of
+    Fisher information under Plackett-Luce (stage m of the order, m players left, includes the
+    player with chance m / K and tells p (1 - p) = (1 / m)(1 - 1 / m)); its K - 1 results counted
+    as independent games would tell (K - 1) / 4. The weight makes the two agree."""
+    harmonic = sum(1 / m for m in range(1, seats + 1))
+    return 4 * (seats - harmonic) / (seats * (seats - 1))
 
 
 class Rating(msgspec.Struct, frozen=True, kw_only=True):
@@ -168,7 +194,7 @@ def _rate_game(game: str, ended: Sequence[Result], label: Any, anchor: str | Non
     record: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # matches, wins, draws, losses
     names: dict[str, set[str]] = defaultdict(set)
     strategies: dict[str, set[str]] = defaultdict(set)
-    scored: dict[tuple[str, str], float] = defaultdict(float)  # (a, b): a's points against b
+    scored: dict[tuple[str, str], float] = defaultdict(float)  # (a, b): a's weighted points against b
     counted = skipped = 0
     for result in ended:
         assert result.outcome is not None
@@ -195,11 +221,12 @@ def _rate_game(game: str, ended: Sequence[Result], label: Any, anchor: str | Non
                 line[1 if len(top) == 1 else 2] += 1
             else:
                 line[3] += 1
+        weight = pair_weight(len(who))
         for a in range(len(who)):
             for b in range(a + 1, len(who)):
                 points = 1.0 if places[a] < places[b] else 0.5 if places[a] == places[b] else 0.0
-                scored[(who[a], who[b])] += points
-                scored[(who[b], who[a])] += 1.0 - points
+                scored[(who[a], who[b])] += weight * points
+                scored[(who[b], who[a])] += weight * (1.0 - points)
     elo = _bradley_terry(sorted(skill), scored, {p: record[p][0] for p in skill}, anchor)
     rows = []
     for player, rating in skill.items():
@@ -255,16 +282,15 @@ def _bradley_terry(
                 frontier.append(other)
         group.sort()
         index = {p: i for i, p in enumerate(group)}
-        # Results as whole comparisons, doubled so that a tie (half a win each way) is one each;
-        # every pair that met adds one tie more (the prior).
-        comparisons: list[tuple[int, int]] = []
+        # Weighted wins (a tie half a win each way); every pair that met adds one tie more (the prior).
+        wins = np.zeros((len(group), len(group)))
         games: dict[tuple[int, int], float] = {}
         for (a, b), points in sorted(scored.items()):
             if a in index:
-                comparisons.extend([(index[a], index[b])] * (round(2 * points) + 1))
+                wins[index[a], index[b]] = points + 0.5
                 if index[a] < index[b]:
                     games[(index[a], index[b])] = points + scored[(b, a)] + 1.0
-        strength = np.asarray(choix.ilsr_pairwise(len(group), comparisons, alpha=0.0, max_iter=10_000, tol=1e-10))
+        strength = np.asarray(choix.ilsr_pairwise_dense(wins, alpha=0.0, max_iter=10_000, tol=1e-10))
         here = anchor if anchor in index else min(group, key=lambda p: (-matches.get(p, 0), p))
         # The covariance of the strengths relative to the anchor: the inverse of the Fisher
         # information with the anchor's row and column removed.
