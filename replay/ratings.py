@@ -25,6 +25,10 @@ ten such games. The threshold is set by games of evidence, not by the ratio 110 
 games), and results against a much weaker or stronger player say little, so a player that only
 ever beat one much weaker keeps a large σ (about 6 after 24 such wins), as it should.
 
+A table is a projection of the log up to its head, and the log below a head never changes:
+`RatingCache` keeps tables by the head they were computed at and the question asked (the
+service's, which tags its answers with them).
+
 A player is who played: the name given and the strategy or program. One name played by two
 strategies is two players ("name (strategy)"); an alias counts one name as another (`aliases`),
 strategies and all. Only ended matches count (a running match's results are nobody's yet), and
@@ -33,8 +37,10 @@ abandoned ones do not.
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -43,9 +49,18 @@ import msgspec
 
 from matchlog.events import UsageError
 
-from .results import Result, results
+from .results import LogHead, Result, results
 
-__all__ = ["PROVISIONAL_SIGMA", "Rating", "RatingTable", "pair_weight", "rate", "rating_table", "ratings_frame"]
+__all__ = [
+    "PROVISIONAL_SIGMA",
+    "Rating",
+    "RatingCache",
+    "RatingTable",
+    "pair_weight",
+    "rate",
+    "rating_table",
+    "ratings_frame",
+]
 
 #: A Weng-Lin rating is provisional while its σ is above this (the start is 25 / 3): about ten
 #: even games against established players, as lichess asks (see the module's docstring).
@@ -111,10 +126,12 @@ def rating_table(
     players: Sequence[str] = (),
     aliases: Mapping[str, str] | None = None,
     anchor: str | None = None,
+    head: int | None = None,
 ) -> RatingTable:
     """The ratings the log behind `store` gives (of `game`, a `series`, matches ended `since`),
     the rows of `players` only when some are named, with `aliases` counting names as others and
-    Bradley-Terry Elo relative to `anchor` (by default, whoever played most).
+    Bradley-Terry Elo relative to `anchor` (by default, whoever played most); read up to leaf
+    `head`, by default the log's last.
 
     Raises:
         UsageError: an alias that names itself, or an anchor that played none of these matches.
@@ -124,7 +141,7 @@ def rating_table(
     for name, target in aliases.items():
         if not name or not target or name == target:
             raise UsageError(f"--alias takes OLD=NEW with two different names, not {name}={target}", code="usage.alias")
-    head, found = results(store, game=game, series=series, since=since)
+    head, found = results(store, game=game, series=series, since=since, head=head)
     ended = [r for r in found if r.outcome is not None and r.outcome.result != "abandoned"]
     return rate(ended, head=head, game=game, players=players, aliases=aliases, anchor=anchor)
 
@@ -312,6 +329,73 @@ def _bradley_terry(
             half = _Z95 * math.sqrt(max(variance[i], 0.0)) * _ELO_PER_NAT
             fitted[player] = (float(elo), float(elo - half), float(elo + half), here)
     return fitted
+
+
+class RatingCache:
+    """Rating tables kept by the head of the log they were computed at and the question asked.
+
+    The log below a head never changes (events are only appended), so a table computed at a head
+    answers that question for as long as the head is the log's, and its tag (`tag`) says so to
+    an HTTP cache. Keeps the `size` tables last asked for; safe to share between threads."""
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self._tables: OrderedDict[tuple[Any, ...], RatingTable] = OrderedDict()
+        self._lock = threading.Lock()
+        self.computed = 0  # tables computed, not found kept
+
+    @staticmethod
+    def question(
+        game: str | None = None,
+        *,
+        since: datetime | None = None,
+        series: str | None = None,
+        players: Sequence[str] = (),
+        aliases: Mapping[str, str] | None = None,
+        anchor: str | None = None,
+    ) -> tuple[Any, ...]:
+        """What a table answers, as a key: its game and filters, in one canonical form."""
+        when = None if since is None else since.isoformat()
+        return (game, when, series, tuple(players), tuple(sorted((aliases or {}).items())), anchor)
+
+    @staticmethod
+    def tag(head: LogHead, question: tuple[Any, ...]) -> str:
+        """The entity tag (quoted, for an ETag header) of the table `question` has at `head`."""
+        asked = msgspec.json.encode([head.leaf, head.hash, list(question)])
+        return f'"{head.leaf}-{hashlib.sha256(asked).hexdigest()[:32]}"'
+
+    def table(self, store: Any, head: LogHead, question: tuple[Any, ...]) -> RatingTable:
+        """The table `question` has at `head` (which must be a head of `store`'s log), computed
+        only if it is not kept.
+
+        Raises:
+            UsageError: as `rating_table`.
+            DecodeError: as `rating_table`.
+        """
+        key = (head.leaf, head.hash, question)
+        with self._lock:
+            kept = self._tables.get(key)
+            if kept is not None:
+                self._tables.move_to_end(key)
+                return kept
+        game, since, series, players, aliases, anchor = question
+        table = rating_table(
+            store,
+            game,
+            since=None if since is None else datetime.fromisoformat(since),
+            series=series,
+            players=players,
+            aliases=dict(aliases),
+            anchor=anchor,
+            head=head.leaf,
+        )
+        with self._lock:
+            self.computed += 1
+            self._tables[key] = table
+            self._tables.move_to_end(key)
+            while len(self._tables) > self.size:
+                self._tables.popitem(last=False)
+        return table
 
 
 def ratings_frame(table: RatingTable) -> Any:

@@ -19,8 +19,8 @@ import matchlog
 from matchlog.cli import app
 from matchlog.events import MatchEnded, MatchStarted, Outcome, Seat, draft, uuid7
 from matchlog.referee import play_series
-from matchlog.replay.ratings import PROVISIONAL_SIGMA, pair_weight, rate
-from matchlog.replay.results import Result
+from matchlog.replay.ratings import PROVISIONAL_SIGMA, RatingCache, pair_weight, rate
+from matchlog.replay.results import Result, log_head
 from matchlog.store import Store
 
 from .conftest import Served, start_server
@@ -197,3 +197,61 @@ def test_bradley_terry_intervals_from_four_seat_matches_cover_the_truth_95_times
                 asked += 1
                 held += row.elo_low <= truth[row.player] <= row.elo_high
     assert 0.92 <= held / asked <= 0.98
+
+
+def test_a_table_is_kept_by_the_head_it_was_computed_at_and_the_question_and_the_cache_is_bounded(
+    tmp_path: Path,
+) -> None:
+    with Store(tmp_path / "kept.duckdb") as store:
+        _ended(store, [("ann", "random"), ("bob", "reasoner")], (1, 2))
+        cache = RatingCache(size=2)
+        head = log_head(store)
+        question = RatingCache.question("porrinha")
+        first = cache.table(store, head, question)
+        assert cache.table(store, head, RatingCache.question("porrinha")) is first and cache.computed == 1
+        assert first.head == head.leaf and {r.player for r in first.ratings} == {"ann", "bob"}
+        # A new match moves the head: a new table, and a new tag, with the match in it.
+        _ended(store, [("bob", "reasoner"), ("cy", "random")], (1, 2))
+        moved = log_head(store)
+        assert moved.leaf > head.leaf and RatingCache.tag(moved, question) != RatingCache.tag(head, question)
+        grown = cache.table(store, moved, question)
+        assert cache.computed == 2 and "cy" in {r.player for r in grown.ratings}
+        # The table at the old head is the log up to it, whatever came after.
+        assert cache.table(store, head, question) is first
+        # Two tables at most: asking a third question drops the one asked longest ago.
+        other = RatingCache.question("porrinha", anchor="bob")
+        assert RatingCache.tag(head, other) != RatingCache.tag(head, question)
+        cache.table(store, moved, other)
+        assert cache.computed == 3
+        assert cache.table(store, head, question) is first  # asked more lately: kept
+        cache.table(store, moved, question)  # dropped: computed again
+        assert cache.computed == 4
+
+
+def test_the_service_tags_the_table_with_the_head_and_answers_304_until_the_log_grows(
+    rated: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "tagged.duckdb"
+    copy.write_bytes(rated.read_bytes())
+    server = start_server(copy)
+    try:
+        url = f"{server.url}/api/ratings"
+        first = httpx.get(url, params={"game": "porrinha"})
+        tag = first.headers["etag"]
+        assert first.status_code == 200 and tag.startswith('"') and first.headers["cache-control"] == "no-cache"
+        again = httpx.get(url, params={"game": "porrinha"}, headers={"If-None-Match": tag})
+        assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == tag
+        listed = httpx.get(url, params={"game": "porrinha"}, headers={"If-None-Match": f'"stale", W/{tag}'})
+        assert listed.status_code == 304
+        # Another question at the same head is another table, with its own tag.
+        other = httpx.get(url, params={"game": "porrinha", "anchor": "new"}, headers={"If-None-Match": tag})
+        assert other.status_code == 200 and other.headers["etag"] != tag
+        # A match that ends moves the head: the old tag no longer holds, and the new table counts it.
+        with matchlog.open(server.url, token=server.admin) as log:
+            play_series("porrinha", ["late=random", "random"], games=1, seed=9, store=log, timeout=5.0)
+        grown = httpx.get(url, params={"game": "porrinha"}, headers={"If-None-Match": tag})
+        assert grown.status_code == 200 and grown.headers["etag"] != tag
+        assert "late" in {r["player"] for r in grown.json()["ratings"]}
+        assert httpx.get(url, params={"game": "no-such-game"}).json()["code"] == "usage.game"
+    finally:
+        server.stop()
