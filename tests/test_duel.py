@@ -334,7 +334,8 @@ def test_a_game_in_play_when_the_duel_decides_reveals_its_seed_so_audit_re_deriv
         assert seed is not None and commitment(bytes.fromhex(seed)) == promised
         audits = {a.match_id: a for a in log.audit()}
         assert all(a.passed for a in audits.values())
-        assert not [n for n in audits[str(game[0].match_id)].notes if "seed" in n]
+        checked = audits[str(game[0].match_id)].checked
+        assert checked["chance_rederived"] == checked["chance"] > 0  # every draw, from the revealed seed
 
 
 @pytest.mark.parametrize(
@@ -367,7 +368,8 @@ def test_ctrl_c_reveals_a_seed_no_secret_keeps_the_others_and_a_resumed_duel_com
         if seed is not None:
             assert commitment(bytes.fromhex(seed)) == promised
         (audited,) = log.audit([game[0].match_id])
-        assert audited.passed and bool([n for n in audited.notes if "seed" in n]) != revealed
+        assert audited.passed and audited.checked["chance"] > 0
+        assert audited.checked["chance_rederived"] == (audited.checked["chance"] if revealed else 0)
         # Resumed without its seed, the duel plays on to the pairs it planned, its pairs whole.
         resumed = run_duel("backgammon", "random", "random", store=log, resume=run.duel_id)
         assert resumed.report.pairs == 5 and resumed.report.incomplete == 0
