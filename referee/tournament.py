@@ -176,7 +176,8 @@ class DuelPlan(msgspec.Struct, frozen=True, kw_only=True):
     game `game` of pair `pair` (`slot`), seated by the `game`-th arrangement (the seats rotated),
     tagged with `duel` (its pair and game filled in). In a duplicate duel every game of a pair
     draws its chance from the pair's seed: `seeds[pair]` where a game of the pair already revealed
-    it, else one derived from the tournament's seed and the pair alone."""
+    it, else one derived from the tournament's seed and the pair alone; and the players at each
+    seat draw their own randomness from one source for the pair (`Setup.randomness`)."""
 
     duel: Duel
     slots: tuple[tuple[int, int], ...] = ()  # (pair, game) played first: those missing from earlier pairs
