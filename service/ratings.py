@@ -23,6 +23,7 @@ from matchlog.replay.duels import DuelReport
 from matchlog.replay.ratings import RatingCache, RatingTable
 from matchlog.replay.results import log_head
 
+from .auth import Access
 from .core import Service, route
 from .pages import _served  # the viewer's one page shell
 
@@ -55,6 +56,7 @@ def _matches(tag: str, if_none_match: str | None) -> bool:
 @route(get, "/api/ratings", sync_to_thread=True)
 def ratings(
     service: Service,
+    access: Access,  # the same table for every reader, but a token must be one of this log's
     game: str | None = None,
     since: datetime | None = None,
     series: str | None = None,
@@ -80,7 +82,7 @@ def ratings(
 
 
 @route(get, "/api/duels/{duel_id:str}", sync_to_thread=True, errors=(404,))
-def duel(duel_id: str, service: Service) -> DuelReport:
+def duel(duel_id: str, service: Service, access: Access) -> DuelReport:
     """A duel's report, computed again from its games: pairs, score, Elo, LOS, LLR and verdict."""
     return service.log.duel(duel_id)
 
