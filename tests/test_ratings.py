@@ -1,6 +1,6 @@
 """Ratings (`matchlog ratings`): Weng-Lin and Bradley-Terry ratings as a projection of the ended
 matches of the log: the same bytes each time, the same table through a running server, and the
-leaderboard page in Chromium (a browser of its own, tests/test_viewer.py's page)."""
+leaderboard page in Chromium (tests/test_viewer.py's browser)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 from typer.testing import CliRunner
 
 import matchlog
@@ -24,24 +24,9 @@ from matchlog.replay.results import Result, log_head
 from matchlog.store import Store
 
 from .conftest import Served, start_server
-from .test_viewer import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    page,  # noqa: F401 (a page that fails on script errors, from `browser` below)
-)
+from .test_viewer import browser, page  # noqa: F401 (the session's Chromium, and a page that fails on script errors)
 
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """A headless Chromium for this module only: Playwright's sync API keeps an event loop running
-    in this thread while it is open, which would break every later test that calls asyncio.run
-    (test_service's) if it were the session's, started here."""
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 def invoke(*args: str, code: int = 0) -> str:
