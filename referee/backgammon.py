@@ -19,6 +19,7 @@ Outputs carry copies of the board, so a client may keep them without deep-copyin
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import random
@@ -595,10 +596,27 @@ class HeuristicPlayer:
     The score counts the race (pip difference), hitting (opponent checkers sent to the bar), the
     danger to its own blots (the opponent's direct and indirect shots at them, worse the farther
     from home), made points (more in its home board, and in a row: a prime), and checkers borne off.
+
+    `blunder` handicaps it (`heuristic:0.1`): at each turn with a choice, with that probability it
+    plays a legal play chosen at random instead. Its randomness (ties broken at random, and the
+    blunders) comes from the player's own `rng`, which the referee seeds from the match's seed,
+    never from the dice: the same seed plays the same match again, and a handicapped player
+    leaves a duplicate pair's dice as they were.
     """
 
-    def __init__(self, rng: random.Random | None = None) -> None:
+    def __init__(self, rng: random.Random | None = None, blunder: float | str = 0.0) -> None:
         self.rng = rng or random.Random()
+        try:
+            self.blunder = float(blunder)
+        except ValueError:
+            raise ValueError(f"a blunder rate from 0 to 1, not {blunder!r}") from None
+        if not 0.0 <= self.blunder <= 1.0:  # also refuses nan
+            raise ValueError(f"a blunder rate from 0 to 1, not {blunder!r}")
+        # The blunders draw from a stream of their own, seeded from the player's source without
+        # moving it: a handicapped heuristic breaks ties exactly as the plain one does from the
+        # same source, so on a duplicate pair's shared seat randomness the two play alike until
+        # the first blunder.
+        self.blunders = random.Random(hashlib.sha256(repr(self.rng.getstate()).encode()).digest())
         self.plan: list[tuple[int, int | None]] = []
         self.planned_for: BackgammonState | None = None
 
@@ -610,6 +628,8 @@ class HeuristicPlayer:
             return step
         options = board.plays()
         best = max(options, key=lambda play: (_score(play, board.side), self.rng.random()))
+        if self.blunder and len(options) > 1 and self.blunders.random() < self.blunder:
+            best = self.blunders.choice(options)
         self.plan = list(best.moves)
         step = self.plan.pop(0)
         self.planned_for = _after(state, board.side, step)
@@ -655,5 +675,7 @@ register_builtin(
     "backgammon",
     "heuristic",
     HeuristicPlayer,
-    "the play scoring best on race, hits, blot safety, made points and primes",
+    "the play scoring best on race, hits, blot safety, made points and primes; handicapped by BLUNDER "
+    "(0 to 1; 0 unless given), the share of its turns it plays a random legal play instead",
+    argument="blunder",
 )

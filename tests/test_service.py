@@ -379,6 +379,7 @@ def test_a_time_with_an_offset_reads_as_the_same_moment_in_utc(monkeypatch: pyte
 def test_an_asyncio_server_on_our_socket_turns_nagle_off():
     """With Nagle's algorithm on, a small response's body waited ~40 ms behind its headers."""
     import asyncio
+    import concurrent.futures
     import socket
 
     from matchlog.service.run import _bind
@@ -399,7 +400,10 @@ def test_an_asyncio_server_on_our_socket_turns_nagle_off():
             writer.close()
         return option
 
-    assert asyncio.run(accept_one()) != 0
+    # A loop of its own in a thread of its own: the session's Chromium (Playwright's sync API)
+    # keeps one running in this thread once a test has opened it.
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        assert thread.submit(asyncio.run, accept_one()).result() != 0
 
 
 def _start(client: httpx.Client, served: Served, game: str = "porrinha") -> tuple[str, str]:
