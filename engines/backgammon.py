@@ -10,12 +10,14 @@ The board uses pygammon's indexing: points 0..23 from the bottom right to the bo
 left to top right. FIRST moves 23 -> 0 (home 0..5, enters from the bar onto 24 - die); SECOND moves
 0 -> 23 (home 18..23, enters onto die - 1). A point holds +n for n checkers of FIRST, -n for SECOND.
 Internally, plays are searched in the mover's own coordinates: distance 1..24 to bearing off, the
-bar at 25, borne-off checkers at 0.
+bar at 25, borne-off checkers at 0. What people read (the words of `describe`, the text board, the
+errors) numbers the points as the mover does, 1..24, through `engines.backgammon_notation`.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from functools import lru_cache
 from operator import neg
 from typing import Literal
@@ -39,6 +41,7 @@ from matchlog.events import (
     PlayerRemoved,
 )
 
+from .backgammon_notation import Step, labels, number, play_text, step_of
 from .contract import CHANCE, GameSpec, Rule, Turn, among_outcomes, describe_lifecycle, parse_options
 from .views import declare, everyone, lifecycle
 
@@ -88,10 +91,17 @@ class BackgammonOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
     """`rules`: "standard", or "pygammon" (any higher die bears off any home checker; the larger-die
     rule and the use-both-dice rule are not checked move by move; a turn asks for as many moves as
     pygammon 0.0.3 counts). `move_by_turn_rolls`: the starting side plays the opening roll
-    (pygammon's run() argument of that name)."""
+    (pygammon's run() argument of that name); unset, it follows the rules: played under standard
+    rules, as everywhere backgammon is played, and rolled again under pygammon's, as pygammon does.
+    A match records the value it was played with, so one recorded before the default changed
+    replays as it was."""
 
     rules: Literal["standard", "pygammon"] = "standard"
-    move_by_turn_rolls: bool = False
+    move_by_turn_rolls: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.move_by_turn_rolls is None:
+            msgspec.structs.force_setattr(self, "move_by_turn_rolls", self.rules == "standard")
 
 
 class BackgammonState(msgspec.Struct, frozen=True, kw_only=True):
@@ -108,6 +118,7 @@ class BackgammonState(msgspec.Struct, frozen=True, kw_only=True):
     max_moves: int = 0  # how many dice this turn's roll lets the side play
     opening: tuple[int, int] | None = None
     turns: int = 0
+    moved: tuple[Step, ...] = ()  # this turn's checkers moved so far, in the mover's numbers
     winner: int = -1
     removed: tuple[int, ...] = ()
     ended: bool = False
@@ -650,7 +661,7 @@ class Backgammon:
         hidden=False,
         options=BackgammonOptions,
         state=BackgammonState,
-        version=2,  # 2: rules="pygammon" asks for pygammon's own count of moves
+        version=3,  # 2: rules="pygammon" asks for pygammon's own count of moves; 3: the turn's steps
     )
 
     #: Nothing is hidden: every seat sees every event whole.
@@ -799,10 +810,11 @@ class Backgammon:
             if source is None:
                 raise IllegalAction(BackgammonRule.SOURCE_INVALID, "no checker is on the bar; give a point index")
             if not 0 <= source < 24:
-                raise IllegalAction(BackgammonRule.SOURCE_INVALID, f"source {source} is not a point (0..23)")
+                raise IllegalAction(BackgammonRule.SOURCE_INVALID, f"source {source} is not a point index (0..23)")
             if state.points[source] * (1 if seat == FIRST else -1) <= 0:
                 raise IllegalAction(
-                    BackgammonRule.SOURCE_NOT_OWNED_PIECE, f"point {source} holds none of your checkers"
+                    BackgammonRule.SOURCE_NOT_OWNED_PIECE,
+                    f"the {number(seat, source)}-point (source {source}) holds none of your checkers",
                 )
             distance = 24 - source if seat == SECOND else source + 1
         target = distance - value
@@ -810,7 +822,9 @@ class Backgammon:
             # Two or more of the opponent's checkers block a point.
             landing = _point_of(seat, target)
             if state.points[landing] * (1 if seat == FIRST else -1) <= -2:
-                raise IllegalAction(BackgammonRule.DESTINATION_OCCUPIED, f"point {landing} is blocked")
+                raise IllegalAction(
+                    BackgammonRule.DESTINATION_OCCUPIED, f"the {target}-point is held by the other side"
+                )
         else:
             board = _board(state.points, state.bar, state.off, seat)
             if distance not in _sources(board, value, state.options.rules == "pygammon"):
@@ -818,7 +832,7 @@ class Backgammon:
                     "not all checkers are home" if any(n > 0 for n in board[7:26]) else "a checker stands farther back"
                 )
                 raise IllegalAction(
-                    BackgammonRule.DESTINATION_OUT_OF_BOARD, f"cannot bear off from point {source}: {why}"
+                    BackgammonRule.DESTINATION_OUT_OF_BOARD, f"cannot bear off from the {distance}-point: {why}"
                 )
         if not standard:
             return  # pygammon lets any single valid move through; the turn's count still holds
@@ -867,26 +881,27 @@ class Backgammon:
     # -- showing a state ---------------------------------------------------------------------
 
     def render(self, state: BackgammonState) -> str:
+        """The board as text: X's home at the bottom right, the points numbered as the side to move
+        reads them (X's numbers before the opening roll), as GNU Backgammon draws its board."""
+
         def cell(point: int) -> str:
             value = state.points[point]
             return " . " if value == 0 else f"{_SYMBOL[0 if value > 0 else 1]}{abs(value):<2}"
 
-        top = " ".join(f"{p:>3}" for p in range(12, 18)) + "   |   " + " ".join(f"{p:>3}" for p in range(18, 24))
-        top_cells = " ".join(cell(p) for p in range(12, 18)) + "   |   " + " ".join(cell(p) for p in range(18, 24))
-        bottom_cells = (
-            " ".join(cell(p) for p in range(11, 5, -1)) + "   |   " + " ".join(cell(p) for p in range(5, -1, -1))
-        )
-        bottom = (
-            " ".join(f"{p:>3}" for p in range(11, 5, -1)) + "   |   " + " ".join(f"{p:>3}" for p in range(5, -1, -1))
-        )
+        def row(points: range, show: Callable[[int], str]) -> str:
+            cells = [show(p) for p in points]
+            return " ".join(cells[:6]) + "   |   " + " ".join(cells[6:])
+
+        numbered = labels(state.side if state.side >= 0 else FIRST)
+        top, bottom = range(12, 24), range(11, -1, -1)
         names = [f"{_SYMBOL[s]} {state.names[s]}" for s in (FIRST, SECOND)]
         lines = [
             f"Backgammon ({state.options.rules} rules) · " + (f"{names[0]} vs {names[1]}"),
-            "  " + top,
-            "  " + top_cells,
-            "  " + "-" * len(top),
-            "  " + bottom_cells,
-            "  " + bottom,
+            "  " + row(top, lambda p: f"{numbered[p]:>3}"),
+            "  " + row(top, cell),
+            "  " + "-" * len(row(top, cell)),
+            "  " + row(bottom, cell),
+            "  " + row(bottom, lambda p: f"{numbered[p]:>3}"),
             f"  bar: X {state.bar[0]}  O {state.bar[1]}    borne off: X {state.off[0]}  O {state.off[1]}"
             f"    pips: X {pips(state, FIRST)}  O {pips(state, SECOND)}",
         ]
@@ -922,14 +937,9 @@ class Backgammon:
                 line = f"{before.names[seat]} rolls {a}-{b}"
                 if not after.dice:
                     line += ": no move is possible"
-            case CheckerMoved(seat=seat, die_index=index, source=source):
-                value = before.dice[index]
-                start = "bar" if source is None else str(24 - source if seat == SECOND else source + 1)
-                distance = _BAR if source is None else (24 - source if seat == SECOND else source + 1)
-                target = distance - value
-                end = "off" if target <= 0 else str(target)
-                hit = "*" if after.bar[1 - seat] > before.bar[1 - seat] else ""
-                line = f"{before.names[seat]} plays {value}: {start}/{end}{hit}"
+            case CheckerMoved(seat=seat):
+                # The turn so far, one line: each checker's move adds to the play of the one before.
+                line = f"{before.names[seat]} plays {play_text((*before.moved, step_of(before, event, after)))}"
                 if after.over and after.winner == seat:
                     line += f" and wins ({self.outcome(after).result})"  # type: ignore[union-attr]
             case _:
@@ -942,13 +952,15 @@ def _begin_turn(state: BackgammonState, side: int, dice: tuple[int, ...]) -> Bac
         total = _pygammon_count(state.points, state.bar, state.off, side, dice)  # its count, bug for bug
     else:
         total, _, _ = _analysis(state.points, state.bar, state.off, side, dice, state.options.rules)
-    started = msgspec.structs.replace(state, side=side, dice=dice, played=(), max_moves=total, turns=state.turns + 1)
+    started = msgspec.structs.replace(
+        state, side=side, dice=dice, played=(), max_moves=total, turns=state.turns + 1, moved=()
+    )
     # No move at all: the turn passes at once.
     return _pass_turn(started) if total == 0 else started
 
 
 def _pass_turn(state: BackgammonState) -> BackgammonState:
-    return msgspec.structs.replace(state, side=1 - state.side, dice=(), played=(), max_moves=0)
+    return msgspec.structs.replace(state, side=1 - state.side, dice=(), played=(), max_moves=0, moved=())
 
 
 def _after_move(state: BackgammonState, seat: int, index: int, source: int | None) -> BackgammonState:
@@ -961,6 +973,7 @@ def _after_move(state: BackgammonState, seat: int, index: int, source: int | Non
         points[source] -= sign
         distance = 24 - source if seat == SECOND else source + 1
     target = distance - state.dice[index]
+    hit = False
     if target <= 0:
         off[seat] += 1
     else:
@@ -968,9 +981,15 @@ def _after_move(state: BackgammonState, seat: int, index: int, source: int | Non
         if points[landing] == -sign:  # a blot: hit it
             points[landing] = 0
             bar[1 - seat] += 1
+            hit = True
         points[landing] += sign
     moved = msgspec.structs.replace(
-        state, points=tuple(points), bar=(bar[0], bar[1]), off=(off[0], off[1]), played=(*state.played, index)
+        state,
+        points=tuple(points),
+        bar=(bar[0], bar[1]),
+        off=(off[0], off[1]),
+        played=(*state.played, index),
+        moved=(*state.moved, Step(distance, max(target, 0), hit)),
     )
     if off[seat] == CHECKERS:
         return msgspec.structs.replace(moved, winner=seat, dice=(), played=())

@@ -25,12 +25,12 @@ moving from point 23 to 0), player 1 (Black) is seat 1.
 
 from __future__ import annotations
 
-import itertools
 from typing import Literal
 
 import msgspec
 
 from matchlog.engines.backgammon import ENGINE, BackgammonState
+from matchlog.engines.backgammon_notation import BAR, OFF, Step, index_of, play_text, point_name, step_of
 from matchlog.events import (
     ChanceCommitted,
     ChanceRevealed,
@@ -53,18 +53,8 @@ from .imported import ImportedMatch, Recording
 
 __all__ = ["BAR", "IMPORTED", "OFF", "Action", "Cube", "GameRecord", "Roll", "Step", "Win", "game_of", "read_game"]
 
-#: The bar and borne off, in the mover's point numbers.
-BAR, OFF = 25, 0
 #: The strategy recorded for a seat whose record does not name one.
 IMPORTED = "imported"
-
-
-class Step(msgspec.Struct, frozen=True):
-    """A checker moved from point `start` to point `end` (mover's numbers); `hit` a blot on `end`."""
-
-    start: int
-    end: int
-    hit: bool = False
 
 
 class Roll(msgspec.Struct, kw_only=True):
@@ -146,12 +136,10 @@ def game_of(records: list[Record]) -> GameRecord:
                     game.opening = (first, second)
             case DiceRolled(seat=seat, dice=dice):
                 game.actions.append(Roll(player=seat, dice=dice))
-            case CheckerMoved(seat=seat, die_index=index, source=source):
-                start = BAR if source is None else (source + 1 if seat == 0 else 24 - source)
-                end = max(start - state.dice[index], OFF)
+            case CheckerMoved():
                 roll = game.actions[-1]
                 assert isinstance(roll, Roll)
-                roll.steps.append(Step(start, end, after.bar[1 - seat] > state.bar[1 - seat]))
+                roll.steps.append(step_of(state, event, after))
             case PlayerRemoved(seat=seat) if not state.over:
                 game.actions.append(Win(player=1 - seat, points=1, resigned=True))
             case MatchEnded(outcome=outcome) if outcome.winners:
@@ -170,69 +158,89 @@ def game_of(records: list[Record]) -> GameRecord:
 # -- to a match's events ---------------------------------------------------------------------
 
 
-def _source(seat: int, point: int) -> int | None:
-    """The engine's source index of the mover's point number (None: the bar)."""
-    if point == BAR:
-        return None
-    return point - 1 if seat == 0 else 24 - point
+class _NoPlay(Exception):
+    """No order of a roll's steps is a legal play; `first` is what refused the first one tried."""
+
+    def __init__(self, first: Exception) -> None:
+        super().__init__(str(first))
+        self.first = first
 
 
-def _search(state: BackgammonState, seat: int, paths: list[tuple[int, int]], at: int | None) -> list[CheckerMoved]:
-    """Moves of `seat` that take checkers along `paths` (start, end), one die a move, each legal where
-    it is made; the first found, trying the die a step's distance needs first. Raises the first
-    IllegalAction met when no such moves exist (or ValueError when no die fits at all)."""
+def _search(
+    state: BackgammonState, seat: int, paths: tuple[tuple[int, int], ...], passing_hits: bool, whole: bool
+) -> list[CheckerMoved]:
+    """Moves of `seat`, one die each, that take checkers along `paths` (here, end) in any order and
+    interleaving (two checkers of a double may go halfway each before either bears off), each legal
+    where it is made; the first found, trying the die a step's distance needs first. A checker that
+    only passes a point does not hit there unless `passing_hits` (the notation marks a hit on the
+    way, `24/18*/13`, and writes `24/13` only where it hit nothing). With `whole`, the moves must
+    finish the turn (`3/off` with 5-1 is 3/2 2/off when the 1 must be played, not the 5 alone).
+
+    Raises:
+        _NoPlay: no such moves exist (with the first refusal met, naming its step in the mover's numbers).
+    """
     if not paths:
+        if whole and not state.over and state.side == seat and state.dice:
+            raise _NoPlay(ValueError("the steps leave dice the roll can still play"))
         return []
-    start, end = paths[0]
-    here = start if at is None else at
-    distance = here - end
     unplayed: dict[int, int] = {}
     for index, value in enumerate(state.dice):
         if index not in state.played and state.side == seat:
             unplayed.setdefault(value, index)
-    # The die that covers the step exactly first; then larger ones (bearing off), then smaller (a
-    # step written over several dice).
-    order = sorted(unplayed, key=lambda value: (value != distance, value < distance, value))
-    first_error: Exception | None = None
-    for value in order:
-        target = here - value
-        if end > OFF and target < end:
-            continue  # past the point the record names
-        move = CheckerMoved(seat=seat, die_index=unplayed[value], source=_source(seat, here))
-        try:
-            ENGINE.check(state, seat, move)
+    first: Exception | None = None
+    for at, (here, end) in enumerate(paths):
+        if (here, end) in paths[:at]:
+            continue  # the same path again: the same moves
+        distance = here - end
+        # The die that covers the step exactly first; then larger ones (bearing off), then smaller
+        # (a step written over several dice).
+        for value in sorted(unplayed, key=lambda value: (value != distance, value < distance, value)):
+            target = here - value
+            if end > OFF and target < end:
+                continue  # past the point the record names
+            step = f"{point_name(here)}/{point_name(max(target, OFF))}"
+            move = CheckerMoved(seat=seat, die_index=unplayed[value], source=index_of(seat, here))
+            try:
+                ENGINE.check(state, seat, move)
+            except IllegalAction as error:
+                first = first or IllegalAction(error.code, f"{step}: {error.message}")
+                continue
             after = ENGINE.apply(state, move)
             reached = target <= OFF if end == OFF else target == end
-            rest = _search(after, seat, paths[1:] if reached else paths, None if reached else target)
-        except (IllegalAction, ValueError) as error:
-            first_error = first_error or error
-            continue
-        return [move, *rest]
-    raise first_error or ValueError(f"no die left moves a checker from {here} to {end}")
+            if not reached and not passing_hits and after.bar[1 - seat] > state.bar[1 - seat]:
+                first = first or ValueError(f"{step} would hit on the way to {point_name(end)}")
+                continue
+            rest = paths[:at] + paths[at + 1 :] if reached else (*paths[:at], (target, end), *paths[at + 1 :])
+            try:
+                return [move, *_search(after, seat, rest, passing_hits, whole)]
+            except _NoPlay as deeper:
+                first = first or deeper.first
+    raise _NoPlay(
+        first or ValueError(f"no die left moves a checker {point_name(paths[0][0])}/{point_name(paths[0][1])}")
+    )
 
 
 def _play(state: BackgammonState, roll: Roll) -> list[CheckerMoved]:
-    """The moves of a roll's steps, in the order written or, failing that, in any order.
+    """The moves of a roll's steps: a whole play where there is one (a play that stops short is
+    only for a side about to resign), and checkers that pass a point without a hit marked hit
+    nothing there, unless no play is found so (a record that does not mark its hits).
 
     Raises:
-        IllegalAction, ValueError: no order of the steps is a legal play (the error of the order written).
+        IllegalAction, ValueError: no order of the steps is a legal play (the first refusal met).
     """
-    paths = [(step.start, step.end) for step in roll.steps]
-    try:
-        return _search(state, roll.player, paths, None)
-    except (IllegalAction, ValueError) as error:
-        written = error
-    for order in itertools.islice(itertools.permutations(paths), 1, None):
+    paths = tuple((step.start, step.end) for step in roll.steps)
+    written: Exception | None = None
+    for whole, passing_hits in ((True, False), (True, True), (False, False), (False, True)):
         try:
-            return _search(state, roll.player, list(order), None)
-        except (IllegalAction, ValueError):
-            continue
+            return _search(state, roll.player, paths, passing_hits, whole)
+        except _NoPlay as error:
+            written = written or error.first
+    assert written is not None
     raise written
 
 
 def _notation(roll: Roll) -> str:
-    steps = " ".join(f"{step.start}/{step.end}" for step in roll.steps)
-    return f"{roll.dice[0]}{roll.dice[1]}: {steps}".rstrip()
+    return f"{roll.dice[0]}{roll.dice[1]}: {play_text(roll.steps)}".rstrip()
 
 
 def _points(count: int) -> str:

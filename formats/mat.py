@@ -36,6 +36,7 @@ import itertools
 import re
 from datetime import UTC, datetime
 
+from matchlog.engines.backgammon_notation import play_text
 from matchlog.events import Record, Series, UsageError, us_to_datetime
 
 from .bounds import MAX_GAMES, MAX_TURNS, at_most, lines_of
@@ -68,8 +69,9 @@ def _quoted(value: str) -> str:
 
 
 def _steps(roll: Roll) -> str:
-    """GNU Backgammon's plain move text: each step `from/to`, `*` on a hit."""
-    return " ".join(f"{step.start}/{step.end}{'*' if step.hit else ''}" for step in roll.steps)
+    """A roll's play as GNU Backgammon writes it for people (`24/18*/13 6/5`, `6/2(2)`, `bar/22`,
+    `6/off`), which its `.mat` import reads as it reads its own one-die-a-step text."""
+    return play_text(roll.steps)
 
 
 def _check_name(name: str) -> None:

@@ -27,7 +27,10 @@ CASES = {
         {"policy": "strict"},
         11,
     ),
-    "backgammon-heuristic-random": ("backgammon", ["heuristic", "random"], {}, 5),
+    # Recorded before the starter played the opening roll under standard rules: its events stay as
+    # they were, with the option it was recorded with.
+    "backgammon-heuristic-random": ("backgammon", ["heuristic", "random"], {"move_by_turn_rolls": False}, 5),
+    "backgammon-opening-played": ("backgammon", ["heuristic", "random"], {}, 5),
     "backgammon-pygammon-rules": (
         "backgammon",
         ["random", "heuristic"],
