@@ -924,6 +924,11 @@ class Backgammon:
             )
         return "\n".join(lines)
 
+    def continues(self, before: BackgammonState, event: Event) -> bool:
+        """Whether `event` goes on the line before it: a checker moved after another of its turn
+        (readers show a turn's play as one line, `13/8 6/5`, the last move's words)."""
+        return isinstance(event, CheckerMoved) and bool(before.moved)
+
     def describe(self, before: BackgammonState, event: Event, after: BackgammonState) -> str:
         line = describe_lifecycle(before.names, event)
         if line is not None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from . import backgammon, davinci, fish, knockout, porrinha
+from . import backgammon, backgammon_notation, davinci, fish, knockout, porrinha
 
 __all__ = [
     "BackgammonBoard",
@@ -33,11 +33,13 @@ __all__ = [
 
 
 class BackgammonBoard(msgspec.Struct, frozen=True, kw_only=True, tag_field="game", tag="backgammon"):
-    """Points in pygammon's indexing (+n: n of seat 0's checkers, -n: seat 1's), the bar, the
-    borne-off checkers and pip counts by seat, and the dice of the turn with those played."""
+    """Points in pygammon's indexing (+n: n of seat 0's checkers, -n: seat 1's), the number each
+    seat reads on each of them (`labels[seat][index]`, 1..24 from its home, the words `replay` uses),
+    the bar, the borne-off checkers and pip counts by seat, and the dice of the turn with those played."""
 
     names: tuple[str, ...]
     points: tuple[int, ...]
+    labels: tuple[tuple[int, ...], tuple[int, ...]]
     bar: tuple[int, int]
     off: tuple[int, int]
     pips: tuple[int, int]
@@ -178,6 +180,7 @@ def _backgammon(state: backgammon.BackgammonState) -> BackgammonBoard:
     return BackgammonBoard(
         names=state.names,
         points=state.points,
+        labels=(backgammon_notation.labels(backgammon.FIRST), backgammon_notation.labels(backgammon.SECOND)),
         bar=state.bar,
         off=state.off,
         pips=(backgammon.pips(state, backgammon.FIRST), backgammon.pips(state, backgammon.SECOND)),

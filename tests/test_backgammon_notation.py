@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -164,3 +165,73 @@ def test_a_played_opening_exports_and_imports_as_the_same_match(seed: int):
         [again] = read(export(records, format).encode(), format)
         assert export(again.records(), format) == export(records, format)
         assert again.events[0].options == records[0].event.options  # type: ignore[attr-defined]
+
+
+# -- a turn as one line, and the board's labels ---------------------------------------------------
+
+
+def _cells(text: str) -> dict[str, tuple[int, int]]:
+    """The text board's cells by label: label -> (row, column) of the cell under or over it."""
+    rows = text.splitlines()
+    found = {}
+    for label_row, cell_row in ((1, 2), (5, 4)):
+        for column, label in enumerate(_fields(rows[label_row])):
+            found[label.strip()] = (cell_row, column)
+    return found
+
+
+def _fields(row: str) -> list[str]:
+    """The twelve three-character fields of a board row (two halves of six around the bar)."""
+    halves = row[2:].split("   |   ")
+    return [half[4 * k : 4 * k + 3] for half in halves for k in range(6)]
+
+
+def _checkers(text: str, at: tuple[int, int], symbol: str) -> int:
+    cell = _fields(text.splitlines()[at[0]])[at[1]].strip()
+    return int(cell[1:]) if cell.startswith(symbol) else 0
+
+
+def test_replay_shows_a_turn_as_one_line_whose_points_are_the_text_boards_labels(tmp_path):
+    from typer.testing import CliRunner
+
+    import matchlog
+    from matchlog.cli import app
+
+    db = str(tmp_path / "log.duckdb")
+    runner = CliRunner()
+    done = runner.invoke(app, ["play", "backgammon", "-p", "heuristic", "-p", "random", "--seed", "4", "--db", db])
+    assert done.exit_code == 0, done.output
+    with matchlog.open(db) as log:
+        match_id = log.matches()[0].match_id
+    replayed = runner.invoke(app, ["replay", str(match_id), "--db", db]).output.splitlines()
+    with matchlog.open(db) as log:
+        info = log.info(match_id)
+        lines = log.lines(info.match_id)
+        # One line a turn: each run of a turn's checkers is one replay line, seqs joined.
+        moves = [line for line in lines if line.type == "backgammon.checker_moved"]
+        runs = [line for line in moves if not line.joins]
+        assert len(replayed) == len(lines) - (len(moves) - len(runs))
+        checked = 0
+        for first, last in _runs(lines):
+            play = last.text.split(" plays ", 1)[1].split(" and wins")[0]
+            assert f"{first.seq}-{last.seq}" in "\n".join(replayed) or first is last
+            before = log.state(info.match_id, first.seq - 1).text  # the mover to move: its numbers
+            after = log.state(info.match_id, last.seq).text
+            cells = _cells(before)
+            symbol = "XO"[last.actor]  # type: ignore[index]
+            for start, end in re.findall(r"(?:^| )(\d+)/(\d+)\*?(?= |$)", play):
+                assert _checkers(after, cells[start], symbol) < _checkers(before, cells[start], symbol), play
+                assert _checkers(after, cells[end], symbol) > _checkers(before, cells[end], symbol), play
+                checked += 1
+        assert checked > 20
+
+
+def _runs(lines: list[Any]) -> list[tuple[Any, Any]]:
+    """Each turn's checker lines as (first, last)."""
+    found: list[tuple[Any, Any]] = []
+    for line in lines:
+        if line.joins:
+            found[-1] = (found[-1][0], line)
+        elif line.type == "backgammon.checker_moved":
+            found.append((line, line))
+    return found

@@ -361,7 +361,9 @@ def test_every_game_steps_back_and_forth_with_the_board_as_the_engine_has_it(sho
         def check(seq: int) -> None:
             at(page, seq)
             assert drawn(page) == expected(game, log.state(info.match_id, seq).state, seq)
-            assert page.locator("ol.events li.current").get_attribute("data-seq") == str(seq)
+            # The current line is seq's (a backgammon turn's line holds each of its checkers' seqs).
+            current = page.locator("ol.events li.current").get_attribute("data-seqs") or ""
+            assert str(seq) in current.split()
             assert f"seq={seq}" in page.url
 
         page.goto(f"{served.url}/matches/{info.match_id}?seq={middle}&token={served.admin}")
@@ -377,8 +379,10 @@ def test_every_game_steps_back_and_forth_with_the_board_as_the_engine_has_it(sho
         check(1)
         page.click('button[data-action="last"]')
         check(info.last_seq)
-        page.locator(f'ol.events li[data-seq="{middle + 2}"]').click()
-        check(middle + 2)
+        line = page.locator(f'ol.events li[data-seqs~="{middle + 2}"]')
+        ends = int(line.get_attribute("data-seq") or -1)  # a line steps to where it ends
+        line.click()
+        check(ends)
         page.locator("input.slider").evaluate(
             "(slider, seq) => { slider.value = seq; slider.dispatchEvent(new Event('input')); }", middle - 2
         )
@@ -433,6 +437,48 @@ def test_a_seat_sees_its_own_secrets_and_nothing_of_the_others(shown, page: Page
     expect(page.locator("p.error")).to_contain_text("error[auth.view]")
     assert page.locator("svg.board").count() == 0
     assert not [text for text in whole - seen[1] if text in page.content()]
+
+
+def _mine(page: Page, label: str, seat: int) -> int:
+    """How many of `seat`'s checkers the board shows on the point labelled `label`."""
+    point = page.locator(f'svg.board .point[data-label="{label}"]')
+    return int(point.get_attribute("data-checkers") or 0) if point.get_attribute("data-owner") == str(seat) else 0
+
+
+def test_a_backgammon_boards_labels_name_the_points_replays_words_name_from_either_side(shown, page: Page):
+    """Drawn from the mover's side, the points a turn's line names ("heuristic plays 13/8 6/5") are
+    the points so labelled: a checker leaves the one and reaches the other. The event list holds the
+    turn as that one line, and the board turns round to either side (`?side=`, the flip control)."""
+    served = shown[0]
+    info = first_of(served, "backgammon")
+    with matchlog.open(served.db) as log:
+        lines = log.lines(info.match_id)
+    turns: list[tuple[Any, Any]] = []
+    for line in lines:
+        if line.joins:
+            turns[-1] = (turns[-1][0], line)
+        elif line.type == "backgammon.checker_moved":
+            turns.append((line, line))
+    for seat in (0, 1):
+        first, last, start, end = next(
+            (first, last, *found[0])
+            for first, last in turns
+            if last.actor == seat and (found := re.findall(r" (\d+)/(\d+)\*?(?= |$)", last.text))
+        )
+        counts = []
+        for seq in (first.seq - 1, last.seq):
+            page.goto(f"{served.url}/matches/{info.match_id}?seq={seq}&side={seat}&token={served.admin}")
+            at(page, seq)
+            assert page.locator("svg.board").get_attribute("data-side") == str(seat)
+            counts.append((_mine(page, start, seat), _mine(page, end, seat)))
+        (start_before, end_before), (start_after, end_after) = counts
+        assert start_after < start_before and end_after > end_before, (last.text, counts)
+        turn = page.locator(f'ol.events li[data-seq="{last.seq}"]')
+        expect(turn.locator(".text")).to_have_text(last.text)
+        assert turn.get_attribute("data-seqs") == " ".join(str(s) for s in range(first.seq, last.seq + 1))
+    page.click('button[data-action="flip"]')
+    page.wait_for_selector('svg.board[data-side="0"]')
+    assert "side=0" in page.url
 
 
 def test_rulings_stand_out_and_findings_link_to_their_dispute_report(shown, page: Page):
