@@ -35,7 +35,9 @@ __all__ = [
 class BackgammonBoard(msgspec.Struct, frozen=True, kw_only=True, tag_field="game", tag="backgammon"):
     """Points in pygammon's indexing (+n: n of seat 0's checkers, -n: seat 1's), the number each
     seat reads on each of them (`labels[seat][index]`, 1..24 from its home, the words `replay` uses),
-    the bar, the borne-off checkers and pip counts by seat, and the dice of the turn with those played."""
+    the bar, the borne-off checkers and pip counts by seat, the dice of the turn with those played,
+    and match play: the cube (its value and holder, -1 the middle; `cube_in_play` when the match
+    has one), a double offered and not yet answered, a resignation offered (seat, value)."""
 
     names: tuple[str, ...]
     points: tuple[int, ...]
@@ -50,6 +52,11 @@ class BackgammonBoard(msgspec.Struct, frozen=True, kw_only=True, tag_field="game
     turns: int
     winner: int
     removed: tuple[int, ...]
+    cube: int = 1
+    cube_owner: int = -1
+    cube_in_play: bool = False
+    doubled: bool = False
+    resigning: tuple[int, int] | None = None
 
 
 class FishBoard(msgspec.Struct, frozen=True, kw_only=True, tag_field="game", tag="fish"):
@@ -191,6 +198,11 @@ def _backgammon(state: backgammon.BackgammonState) -> BackgammonBoard:
         turns=state.turns,
         winner=state.winner,
         removed=state.removed,
+        cube=state.cube,
+        cube_owner=state.owner,
+        cube_in_play=state.options.cube or state.cube > 1,
+        doubled=state.doubled,
+        resigning=state.resigning,
     )
 
 

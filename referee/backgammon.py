@@ -521,6 +521,22 @@ def _play(
     return outcome
 
 
+def refuse_match_play(options: dict[str, Any]) -> None:
+    """Refuse options our referee cannot play: pygammon's protocol has no cube and no resignation,
+    so its players are never asked to roll, double, take or resign.
+
+    Raises:
+        UsageError: the cube or resignations are asked for (they are for records of match play).
+    """
+    asked = [name for name in ("cube", "resignations") if options.get(name)]
+    if asked:
+        raise UsageError(
+            f"{' and '.join(asked)}: the referee plays pygammon's protocol, which has no cube and no resignation; "
+            "these options are for records of match play (an import from GNU Backgammon)",
+            code="usage.options",
+        )
+
+
 def referee_match(referee: Referee, calls: Sequence[Channel], rng: random.Random) -> None:
     """Play a recorded match between player objects (the `play` command's way in)."""
 

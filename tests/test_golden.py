@@ -27,8 +27,8 @@ CASES = {
         {"policy": "strict"},
         11,
     ),
-    # Recorded before the starter played the opening roll under standard rules: its events stay as
-    # they were, with the option it was recorded with.
+    # The starter rolls again, as every standard match did before it played the opening roll (the
+    # events as matchlog recorded them then are tests/fixtures/recorded/backgammon-before-*).
     "backgammon-heuristic-random": ("backgammon", ["heuristic", "random"], {"move_by_turn_rolls": False}, 5),
     "backgammon-opening-played": ("backgammon", ["heuristic", "random"], {}, 5),
     "backgammon-pygammon-rules": (

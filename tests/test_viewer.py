@@ -38,6 +38,7 @@ from matchlog.service.pages import STATIC
 from matchlog.store import Store
 
 from .conftest import Served, fill_log, start_server
+from .gnubg_roundtrip import match_play
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -104,7 +105,8 @@ def ruled_porrinha(store: Store) -> Ruled:
 @pytest.fixture(scope="session")
 def shown(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Ruled, UUID]]:
     """A server over matches of every game, more Porrinha matches than one page of the list, the
-    hand-made ruled match, and a match with an undo; with the ruled match and the undone one."""
+    hand-made ruled match, a match with an undo, and a backgammon match with the cube; with the
+    ruled match and the undone one."""
     db = tmp_path_factory.mktemp("viewer") / "viewer.duckdb"
     fill_log(db)
     with Store(db) as store:
@@ -112,6 +114,8 @@ def shown(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Ru
         ruled = ruled_porrinha(store)
         undone = _undone(store, store.matches(game="fish", limit=1)[0].match_id)
         knockout_into(store)
+        cubed = next(r for r in map(match_play, range(11, 60)) if any(e.event.tag.endswith("taken") for e in r))
+        store.append(cubed[0].match_id, [draft(record.event) for record in cubed], 0)
     server = start_server(db)
     yield server, ruled, undone
     server.stop()
@@ -479,6 +483,29 @@ def test_a_backgammon_boards_labels_name_the_points_replays_words_name_from_eith
     page.click('button[data-action="flip"]')
     page.wait_for_selector('svg.board[data-side="0"]')
     assert "side=0" in page.url
+
+
+def test_the_cube_shows_offered_then_on_the_takers_side(shown, page: Page):
+    served = shown[0]
+    with matchlog.open(served.db) as log:
+        info = next(m for m in log.matches(game="backgammon") if json.loads(m.options).get("cube"))
+        lines = log.lines(info.match_id)
+    offered = next(line for line in lines if line.type == "backgammon.double_offered")
+    taken = lines[offered.seq + 1]
+    assert taken.type == "backgammon.double_taken"
+    page.goto(f"{served.url}/matches/{info.match_id}?seq={offered.seq}&token={served.admin}")
+    at(page, offered.seq)
+    cube = page.locator("svg.board g.cube")
+    assert cube.get_attribute("data-offered") == str(offered.event.cube)  # type: ignore[attr-defined]
+    page.keyboard.press("ArrowRight")
+    at(page, taken.seq)
+    cube = page.locator("svg.board g.cube")
+    assert (cube.get_attribute("data-cube"), cube.get_attribute("data-owner")) == (
+        str(offered.event.cube),  # type: ignore[attr-defined]
+        str(taken.actor),
+    )
+    assert cube.get_attribute("data-offered") == ""
+    expect(page.locator("svg.board .cube-value")).to_have_text(str(offered.event.cube))  # type: ignore[attr-defined]
 
 
 def test_rulings_stand_out_and_findings_link_to_their_dispute_report(shown, page: Page):

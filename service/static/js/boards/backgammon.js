@@ -27,6 +27,9 @@ const PIPS = {
   6: [[-1, -1], [1, -1], [-1, 0], [1, 0], [-1, 1], [1, 1]],
 };
 
+/** What a resignation offers, by its value. */
+const RESIGNS = { 1: "a single game", 2: "a gammon", 3: "a backgammon" };
+
 /** Where a point is drawn from `side`: the x of its centre, and whether it hangs from the top. */
 function place(point, side) {
   const top = (point >= 12) !== (side === 1);
@@ -80,6 +83,39 @@ function die(x, y, value, used) {
   );
 }
 
+/** The doubling cube beside the board: in the middle, or on its holder's side; offered, it shows
+ * the value offered, on the doubler's side. */
+function cube(board, below) {
+  if (!board.cube_in_play) return null;
+  const size = 30;
+  const value = board.doubled ? board.cube * 2 : board.cube;
+  const holder = board.doubled ? board.side : board.cube_owner;
+  const middle = (TOP + BOTTOM) / 2;
+  const y = holder < 0 ? middle : below(holder) ? BOTTOM - 40 : TOP + 40;
+  const x = TRAY + 76; // right of the tray (the board is drawn wider for it)
+  return s(
+    "g",
+    {
+      class: ["cube", board.doubled && "offered"],
+      "data-cube": board.cube,
+      "data-owner": board.cube_owner,
+      "data-offered": board.doubled ? value : "",
+    },
+    s("rect", {
+      x: x - size / 2,
+      y: y - size / 2,
+      width: size,
+      height: size,
+      rx: 4,
+      fill: "#fffbe8",
+      stroke: board.doubled ? "#b00" : "#333",
+      "stroke-width": board.doubled ? 2.5 : 1.5,
+    }),
+    // A cube in the middle shows 64, as on a real board.
+    s("text", { x, y: y + 5, "text-anchor": "middle", class: "cube-value" }, String(holder < 0 ? 64 : value)),
+  );
+}
+
 /** The board of one frame as an <svg>, drawn from `side`'s side (seat 0 unless told). */
 export function draw(board, { side = 0 } = {}) {
   const middle = (TOP + BOTTOM) / 2;
@@ -93,7 +129,7 @@ export function draw(board, { side = 0 } = {}) {
     "svg",
     {
       class: "board backgammon",
-      viewBox: `0 0 ${TRAY + 60} 470`,
+      viewBox: `0 0 ${TRAY + 60 + (board.cube_in_play ? 44 : 0)} 470`,
       role: "img",
       "aria-label": "backgammon board",
       "data-game": "backgammon",
@@ -112,6 +148,7 @@ export function draw(board, { side = 0 } = {}) {
       ),
     ),
     s("rect", { x: TRAY - 4, y: TOP, width: 48, height: BOTTOM - TOP, class: "tray" }),
+    cube(board, below),
     [0, 1].map((seat) => {
       const checkers = [];
       for (let i = 0; i < board.off[seat]; i += 1) {
@@ -144,6 +181,7 @@ export function draw(board, { side = 0 } = {}) {
           `${board.names[seat]} · ${board.pips[seat]} pips · bar ${board.bar[seat]} · off ${board.off[seat]}`,
           board.winner === seat ? " · won" : "",
           board.removed.includes(seat) ? " · removed" : "",
+          board.resigning?.[0] === seat ? ` · resigns ${RESIGNS[board.resigning[1]] ?? "?"}?` : "",
         ),
       ),
     ),
