@@ -575,7 +575,7 @@ def _plays_of_one_value(
 
 def plays(state: BackgammonState) -> list[Play]:
     """Every legal whole play of the side to move from here, one per distinct resulting position."""
-    if state.over or not state.dice:
+    if state.over or not state.dice or state.resigning is not None:
         return []
     side = state.side
     indices = tuple(index for index in range(len(state.dice)) if index not in state.played)
@@ -616,8 +616,8 @@ def _moves_playing(state: BackgammonState, dice: tuple[int, ...], need: int) -> 
 
 def legal_moves(state: BackgammonState, seat: int) -> list[tuple[int, int | None]]:
     """The (die_index, source) moves `seat` may make now (none if it is not its move)."""
-    if state.ended or state.winner >= 0 or not state.dice or state.side != seat:
-        return []
+    if state.ended or state.winner >= 0 or not state.dice or state.side != seat or state.resigning is not None:
+        return []  # (a resignation offered waits for its answer)
     remaining = state.remaining
     total, firsts, _ = _analysis(state.points, state.bar, state.off, seat, remaining, state.options.rules)
     dice, played = state.dice, state.played

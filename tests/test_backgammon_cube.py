@@ -4,6 +4,7 @@ points they score, and records of them read and written as GNU Backgammon reads 
 from __future__ import annotations
 
 import random
+import re
 
 import msgspec
 import pytest
@@ -31,13 +32,13 @@ from matchlog.events import (
     uuid7,
 )
 from matchlog.formats import ImportedMatch, export, read
-from matchlog.formats.gnubg import Roll
+from matchlog.formats.gnubg import Roll, game_of
 from matchlog.formats.gnubg import _play as _written_play
 from matchlog.referee.play import play_match
 from matchlog.referee.players import make_player, seats_from_specs
 from matchlog.replay import audit_records
 
-from .gnubg_roundtrip import match_play, same_match
+from .gnubg_roundtrip import match_play, played, same_match
 
 
 def _started(**options: object) -> MatchStarted:
@@ -248,3 +249,22 @@ def test_a_route_the_rules_refuse_to_a_position_a_legal_play_reaches_is_that_pla
     assert after.points[2] == 1 and after.points[6] == 0 and after.off == (14, 0)
     with pytest.raises(IllegalAction):  # a position no legal play reaches is still refused
         _written_play(state, Roll(player=FIRST, dice=(6, 2), steps=[Step(3, 1), Step(1, OFF)]))
+
+
+def test_an_sgf_matchlog_wrote_before_its_tags_went_into_the_game_comment_still_reads():
+    """Files from before: matchlog's private root properties XW, XB, XO, XR, XC, XS."""
+    records = played(4, {"move_by_turn_rolls": False})
+    sgf = export(records, "sgf")
+    game = game_of(records)
+    assert game.opening is not None and game.commitment is not None and game.seed is not None
+    old = (
+        f"XW[{game.strategies[0]}]XB[{game.strategies[1]}]XO[{game.opening[0]}{game.opening[1]}]"
+        f"XC[{game.commitment[0]}:{game.commitment[1]}]XS[{game.seed}]"
+    )
+    start = sgf.index("GC[")
+    end = re.compile(r"(?<!\\)\]").search(sgf, start).end()  # the first "]" not escaped closes it
+    before = sgf[:start] + old + sgf[end:]
+    assert before.count("[Strategy") == 0
+    assert "GC[" not in before and "XO[" in before
+    [match] = read(before.encode(), "sgf")
+    assert same_match(records, match.records()) is None
