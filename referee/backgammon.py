@@ -30,7 +30,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from matchlog.engines import CHANCE
+import msgspec
+
+from matchlog.engines import CHANCE, parse_options
 from matchlog.engines.backgammon import (
     ENGINE,
     FIRST,
@@ -428,7 +430,7 @@ class _Callables:
 def run(
     receive_input: Callable[[Side], Any],
     send_output: Callable[..., Any],
-    move_by_turn_rolls: bool = False,
+    move_by_turn_rolls: bool | None = None,
     *,
     db: str | Path | None = None,
     store: Store | None = None,
@@ -447,7 +449,9 @@ def run(
     `seed` of the dice, or the `rolls` themselves (the opening roll first, then each turn's two
     dice; random ones follow when they run out), the `rules` ("standard" or "pygammon"), the
     sides' `names`, and a `timeout` in seconds for each input (a side that raises or overruns
-    forfeits). Returns the outcome.
+    forfeits). `move_by_turn_rolls` left unset follows the rules: the starter plays the opening
+    roll under standard rules, and rolls again under pygammon's (pygammon's own default). Returns
+    the outcome.
 
     Raises:
         UsageError: a bad option.
@@ -496,12 +500,14 @@ def _play(
     store: Store | None,
     seed: int | None,
     rules: str,
-    move_by_turn_rolls: bool,
+    move_by_turn_rolls: bool | None,
     rolls: Iterator[tuple[int, int]] | None = None,
 ) -> Outcome:
-    options = {"rules": rules, "move_by_turn_rolls": move_by_turn_rolls}
     if rules not in ("standard", "pygammon"):
         raise UsageError(f"rules must be standard or pygammon, not {rules!r}", code="usage.options")
+    # Every option, defaults included, so the match replays under the rules it was played with.
+    given = {"rules": rules, "move_by_turn_rolls": move_by_turn_rolls}
+    options = msgspec.to_builtins(parse_options(ENGINE.spec, given))
     match_id = uuid7()
     started = MatchStarted(game="backgammon", options=options, seats=tuple(seats))
     recorder = StoreRecorder(store, match_id) if store is not None else MemoryRecorder()
@@ -514,6 +520,22 @@ def _play(
     outcome = referee.outcome
     assert outcome is not None
     return outcome
+
+
+def refuse_match_play(options: dict[str, Any]) -> None:
+    """Refuse options our referee cannot play: pygammon's protocol has no cube and no resignation,
+    so its players are never asked to roll, double, take or resign.
+
+    Raises:
+        UsageError: the cube or resignations are asked for (they are for records of match play).
+    """
+    asked = [name for name in ("cube", "resignations") if options.get(name)]
+    if asked:
+        raise UsageError(
+            f"{' and '.join(asked)}: the referee plays pygammon's protocol, which has no cube and no resignation; "
+            "these options are for records of match play (an import from GNU Backgammon)",
+            code="usage.options",
+        )
 
 
 def referee_match(referee: Referee, calls: Sequence[Channel], rng: random.Random) -> None:
