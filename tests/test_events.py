@@ -100,7 +100,7 @@ def test_unknown_tag_and_future_version_are_decode_errors():
 def test_an_older_version_is_upcast_before_decoding(monkeypatch: pytest.MonkeyPatch):
     # Pretend guess_made is now v2, whose v1 form called the field "value".
     monkeypatch.setattr(GuessMade, "version", 2)
-    monkeypatch.setitem(codec_module._CURRENT, "porrinha.guess_made", 2)
+    monkeypatch.setitem(codec_module._words().current, "porrinha.guess_made", 2)
     monkeypatch.setattr(codec_module, "_UPCASTERS", dict(codec_module._UPCASTERS))
 
     @codec_module.upcaster("porrinha.guess_made", 1)
@@ -118,7 +118,7 @@ def test_an_older_version_is_upcast_before_decoding(monkeypatch: pytest.MonkeyPa
 
 def test_a_missing_upcaster_is_a_decode_error(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(GuessMade, "version", 3)
-    monkeypatch.setitem(codec_module._CURRENT, "porrinha.guess_made", 3)
+    monkeypatch.setitem(codec_module._words().current, "porrinha.guess_made", 3)
     with pytest.raises(DecodeError, match="no upcaster"):
         decode(b'{"type":"porrinha.guess_made","seat":2,"guess":5}', tag="porrinha.guess_made", version=1)
 
