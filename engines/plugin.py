@@ -5,8 +5,9 @@ game, in one place: its engine (the rules, `engines.contract`, with its `views` 
 its event types (each tag under the game's name), and, each optional, what the layers above the
 rules use:
 
-    referee    its player protocol (`referee`'s `GameProtocol` maker and its messages for players
-               in other processes); without one, the generic protocol: `act(view, legal) -> answer`
+    referee    its player protocol (a runner: (referee, player channels, chance's rng) -> outcome);
+               without one, the generic protocol (`referee.generic`): `act(decision) -> answer`,
+               with `answer(event)` the raw answer that proposes an event (what `parse` reads)
     players    its built-in players, {name: (factory(rng), summary)}; every game also gets `random`
     board      its drawing model for the viewer (a function of a state as one reader sees it, to a
                msgspec Struct tagged with the game's name: `board_type`), and `script` the ES module
@@ -101,6 +102,7 @@ class Game:
         script: str | Path | None = None,
         encoding: Any = None,
         analysers: Mapping[str, Any] | str | None = None,
+        answer: Callable[[Event], object] | None = None,
     ) -> None:
         spec = getattr(engine, "spec", None)
         if not isinstance(spec, GameSpec):
@@ -129,6 +131,9 @@ class Game:
         self.script = None if script is None else Path(script)
         self._encoding = encoding
         self._analysers = analysers
+        #: The raw answer a player gives to propose an event (the inverse of the engine's `parse`),
+        #: what the generic protocol offers a player as its legal answers; None: the event's fields.
+        self.answer = answer
 
     @property
     def name(self) -> str:
