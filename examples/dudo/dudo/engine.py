@@ -283,7 +283,7 @@ class Dudo:
 
 
 def _put(values: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
-    return values[:index] + (value,) + values[index + 1 :]
+    return (*values[:index], value, *values[index + 1 :])
 
 
 def _next(state: DudoState, seat: int) -> int:
