@@ -29,7 +29,7 @@ from typing import Any
 
 from .base import Event
 
-__all__ = ["GROUP", "Loaded", "failures", "load", "reload"]
+__all__ = ["GROUP", "Loaded", "failures", "if_loaded", "load", "on_reload", "reload"]
 
 #: The entry point group a game registers under.
 GROUP = "matchlog.games"
@@ -53,6 +53,7 @@ class Loaded:
 
 
 _lock = threading.RLock()
+_listeners: list[Any] = []
 _loaded: Loaded | None = None
 _loading = False
 
@@ -74,6 +75,11 @@ def load() -> Loaded:
         return _loaded
 
 
+def if_loaded() -> Loaded | None:
+    """The games, if something has loaded them already (never loads them)."""
+    return _loaded
+
+
 def failures() -> Mapping[str, str]:
     """Each plugin that failed to load, by its entry point's name, with the reason."""
     return load().failed
@@ -91,9 +97,6 @@ def reload(found: list[EntryPoint] | None = None) -> Loaded:
         for listener in _listeners:
             listener()
         return load()
-
-
-_listeners: list[Any] = []
 
 
 def on_reload(listener: Any) -> None:
