@@ -98,6 +98,7 @@ from .lifecycle import (
     Series,
     Withheld,
 )
+from .openspiel import ActionHidden, ActionTaken, ChanceDrawn, ChanceHidden
 from .porrinha import GuessMade, GuessVoided, HandChosen, HandHidden, HandReset
 
 
@@ -112,6 +113,8 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "EVENT_TYPES",
+    "ActionHidden",
+    "ActionTaken",
     "ActionsUndone",
     "AgeGiven",
     "AnswerRejected",
@@ -119,6 +122,8 @@ __all__ = [
     "AnyEvent",
     "BoardGenerated",
     "ChanceCommitted",
+    "ChanceDrawn",
+    "ChanceHidden",
     "ChanceRevealed",
     "CheckerMoved",
     "ConcurrencyError",
