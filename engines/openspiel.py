@@ -369,7 +369,8 @@ class OpenSpiel:
             lines += [f"{state.names[seat]} observes: {text}" for seat, text in enumerate(state.seen) if text]
         if state.returns is not None:
             lines.append(
-                "returns: " + ", ".join(f"{name} {value:g}" for name, value in zip(state.names, state.returns))
+                "returns: "
+                + ", ".join(f"{name} {value:g}" for name, value in zip(state.names, state.returns, strict=True))
             )
         return "\n".join(lines)
 
