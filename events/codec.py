@@ -123,7 +123,14 @@ def event_type(tag: str) -> type[Event]:
     try:
         return _words().by_tag[tag]
     except KeyError:
-        raise DecodeError(f"unknown event type {tag!r} (written by a newer matchlog?)") from None
+        pass
+    game = tag.partition(".")[0]
+    broken = plugins.failures().get(game)
+    if broken is not None:
+        raise DecodeError(f"unknown event type {tag!r}: its game {game} did not load ({broken})")
+    if game in plugins.load().games:
+        raise DecodeError(f"unknown event type {tag!r} (written by a newer version of {game}?)")
+    raise DecodeError(f"unknown event type {tag!r}: no game {game!r} is installed (or a newer matchlog wrote it)")
 
 
 def current_version(tag: str) -> int:

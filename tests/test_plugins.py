@@ -1,0 +1,160 @@
+"""Games are plugins: the games matchlog knows are those registered through the `matchlog.games`
+entry point, ours and any package's alike. A plugin that fails to load is named with the reason
+and every other game goes on working; a match of a game whose plugin is not installed is a clear
+error for that match only. Dudo (examples/dudo, installed from its folder as a user would install
+it) appears in `matchlog games`, plays a tournament, verifies, audits clean and shows in the viewer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from matchlog.cli import app
+from matchlog.engines import failures, get, names
+from matchlog.events import DecodeError, UsageError, decode, plugins
+from matchlog.referee import play_series
+from matchlog.store import Store
+
+runner = CliRunner()
+
+#: A distribution of broken game plugins, found as an installed package is (a .dist-info on the path).
+_BROKEN = {
+    "broken_games-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: broken-games\nVersion: 0.1\n",
+    "broken_games-0.1.dist-info/entry_points.txt": (
+        "[matchlog.games]\n"
+        "missing = no_such_module_anywhere:GAME\n"
+        "notagame = thief_game:NOT_A_GAME\n"
+        "thief = thief_game:THIEF\n"
+        "lazy = lazy_game:GAME\n"
+    ),
+    "thief_game.py": (
+        "from matchlog.engines import Game\n"
+        "from matchlog.engines.games import FISH\n"
+        "from matchlog.events import Event\n"
+        "class Stolen(Event, tag='porrinha.stolen'):\n"
+        "    seat: int\n"
+        "NOT_A_GAME = 42\n"
+        "class Thief:\n"
+        "    name = 'thief'\n"
+        "    events = (Stolen,)\n"
+        "    matchlog_game = True\n"
+        "THIEF = Thief()\n"
+    ),
+    "lazy_game.py": (
+        "from matchlog.engines import Game, GameSpec\n"
+        "class Lazy:\n"
+        "    spec = GameSpec(name='lazy', title='Lazy', min_players=2, max_players=2, chance=False,\n"
+        "                    hidden=False, options=dict, state=dict)\n"
+        "GAME = Game(Lazy(), ())\n"
+    ),
+}
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> Path:
+    for name, text in _BROKEN.items():
+        path = tmp_path / "site" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path / "site"
+
+
+def matchlog_cli(*args: str, path: Path | None = None, code: int = 0) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(path) if path else ""}
+    command = [sys.executable, "-m", "matchlog.cli", *args]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == code, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def test_a_plugin_that_fails_to_load_is_named_with_the_reason_and_the_other_games_work(broken: Path, tmp_path: Path):
+    listed = matchlog_cli("games", path=broken).stdout
+    assert "missing: did not load: ModuleNotFoundError: No module named 'no_such_module_anywhere'" in listed
+    assert "notagame: did not load: int is not a game" in listed
+    assert "thief: did not load: Stolen's tag 'porrinha.stolen' is not under the game's name (thief.…)" in listed
+    assert "lazy: did not load: TypeError: the engine of lazy lacks start, apply" in listed
+    for game in ("porrinha", "backgammon", "davinci", "fish", "dudo"):
+        assert f"\n{game}: " in f"\n{listed}"
+    by_name = {entry["game"]: entry for entry in json.loads(matchlog_cli("games", "--json", path=broken).stdout)}
+    assert set(by_name["thief"]) == {"game", "failed"}
+    # A command that needs the games names each broken one once on stderr, and does its work.
+    db = str(tmp_path / "log.duckdb")
+    played = matchlog_cli("play", "porrinha", "-p", "random", "-p", "random", "--db", db, path=broken)
+    assert "1 match recorded" in played.stdout
+    assert played.stderr.count("warning: the game missing did not load (ModuleNotFoundError") == 1
+    assert played.stderr.count("warning: the game thief did not load") == 1
+    refused = matchlog_cli("play", "missing", "-p", "random", "--db", db, path=broken, code=2)
+    assert "error[usage.game]: the game 'missing' is installed but did not load: ModuleNotFoundError" in refused.stderr
+    # Without them, nothing is said.
+    assert "warning" not in matchlog_cli("play", "porrinha", "-p", "random", "-p", "random", "--db", db).stderr
+
+
+def test_a_match_of_a_game_whose_plugin_is_not_installed_is_an_error_for_that_match_only(tmp_path: Path):
+    db = tmp_path / "log.duckdb"
+    with Store(db) as store:
+        play_series("porrinha", ["random", "random"], games=2, store=store, seed=1, timeout=None)
+        dudo = play_series("dudo", ["counter", "random"], games=1, store=store, seed=2, timeout=None)
+    dudo_id = str(dudo.matches[0].match_id)
+    plugins.reload([point for point in entry_points(group=plugins.GROUP) if point.name != "dudo"])
+    try:
+        assert "dudo" not in names()
+        with pytest.raises(DecodeError, match=r"unknown event type 'dudo\.bid_made': no game 'dudo' is installed"):
+            decode(b'{"type":"dudo.bid_made","seat":0,"quantity":1,"face":2}', tag="dudo.bid_made", version=1)
+        with pytest.raises(UsageError, match="no game called 'dudo'"):
+            get("dudo")
+        stats = runner.invoke(app, ["stats", "--db", str(db), "--json"])
+        assert stats.exit_code == 0, stats.output
+        # Statistics read the catalogue and the figures, which need no rules: the match counts.
+        assert sorted(g["finished"] for g in json.loads(stats.stdout)["games"]) == [1, 2]
+        # The audit cannot vouch for that match, and says why; it audits the others.
+        audited = runner.invoke(app, ["audit", "--all", "--db", str(db)])
+        assert audited.exit_code == 1
+        assert f"FAIL match {dudo_id} [event.decode]" in audited.stdout
+        assert "no game 'dudo' is installed" in audited.stdout
+        assert audited.stdout.count("FAIL") == 1
+        exported = runner.invoke(app, ["export", "--all", "--as-seat", "0", "--db", str(db)])
+        assert exported.exit_code == 0
+        assert dudo_id[:8] in exported.stderr
+        shown = runner.invoke(app, ["replay", dudo_id, "--db", str(db)])
+        assert shown.exit_code == 2
+        assert "dudo" in shown.stderr
+    finally:
+        plugins.reload()
+    assert "dudo" in names()
+
+
+def test_two_plugins_cannot_register_one_name_nor_a_reserved_one():
+    ours = list(entry_points(group=plugins.GROUP))
+    twice = EntryPoint(name="fish", value="matchlog.engines.games:PORRINHA", group=plugins.GROUP)
+    reserved = EntryPoint(name="match", value="matchlog.engines.games:FISH", group=plugins.GROUP)
+    try:
+        plugins.reload([*ours, twice, reserved])
+        found = failures()
+        assert found["fish (matchlog.engines.games:PORRINHA)"].startswith("another package already registers")
+        assert "not a game's name" in found["match"]
+        assert get("fish").spec.name == "fish"
+    finally:
+        plugins.reload()
+    assert not failures()
+
+
+def test_dudo_installed_from_its_folder_plays_a_tournament_that_verifies_and_audits_clean(tmp_path: Path):
+    listed = matchlog_cli("games").stdout
+    assert "dudo: Dudo (liar's dice), 2 to 4 players" in listed
+    assert "player counter:" in listed
+    db = str(tmp_path / "dudo.duckdb")
+    played = matchlog_cli("tournament", "dudo", "-p", "counter", "-p", "random", "--games", "12", "--jobs", "1",
+                          "--db", db)  # fmt: skip
+    assert "12 matches" in played.stdout
+    assert "every hash chain verifies" in matchlog_cli("verify", "--deep", "--db", db).stdout
+    assert "no findings" in matchlog_cli("audit", "--all", "--db", db).stdout
+    ratings = json.loads(matchlog_cli("ratings", "dudo", "--json", "--db", db).stdout)
+    assert ratings
