@@ -10,17 +10,25 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
+from uuid import UUID
 
+import httpx
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
 from typer.testing import CliRunner
 
+import matchlog
 from matchlog.cli import app
 from matchlog.engines import failures, get, names
 from matchlog.events import DecodeError, UsageError, decode, plugins
 from matchlog.referee import play_series
 from matchlog.store import Store
+
+from .conftest import Served, start_server
+from .test_viewer import CHROMIUM, CHROMIUM_ARGS
 
 runner = CliRunner()
 
@@ -158,3 +166,89 @@ def test_dudo_installed_from_its_folder_plays_a_tournament_that_verifies_and_aud
     assert "no findings" in matchlog_cli("audit", "--all", "--db", db).stdout
     ratings = json.loads(matchlog_cli("ratings", "dudo", "--json", "--db", db).stdout)
     assert ratings
+
+
+# -- the viewer --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, UUID, UUID]]:
+    """A server over a Dudo match of three and a Kuhn poker match of OpenSpiel's."""
+    db = tmp_path_factory.mktemp("plugins") / "plugins.duckdb"
+    with Store(db) as store:
+        dudo = play_series("dudo", ["counter", "counter", "random"], store=store, seed=11, timeout=None)
+        kuhn = play_series("openspiel:kuhn_poker", ["random", "random"], store=store, seed=4, timeout=None)
+    server = start_server(db)
+    yield server, dudo.matches[0].match_id, kuhn.matches[0].match_id
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    opened.set_default_timeout(10_000)
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert errors == [], errors
+
+
+def dice_shown(page: Page) -> list[list[str]]:
+    """Each seat's dice on the board: its face, or "?" for a die under a cup."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll("svg.dudo g.player")].map((row) =>
+            [...row.querySelectorAll("g.die")].map((die) => die.dataset.face ?? "?"))"""
+    )
+
+
+def test_the_viewer_draws_dudo_with_the_board_its_package_ships_as_each_seat_may_see_it(
+    served: tuple[Served, UUID, UUID], page: Page, tmp_path: Path
+):
+    server, dudo, _ = served
+    assert httpx.get(f"{server.url}/games/dudo.js").headers["content-type"].startswith("text/javascript")
+    assert httpx.get(f"{server.url}/games/nosuch.js").status_code == 404
+    with matchlog.open(server.db) as log:
+        lines = log.lines(dudo, as_seat=None)
+        doubt = next(line.seq for line in lines if line.type == "dudo.doubted")
+        whole = log.state(dudo, doubt, as_seat=None).state.dice
+    page.goto(f"{server.url}/matches/{dudo}?seq={doubt - 1}&as_seat=0&token={server.admin}")
+    page.wait_for_selector(f'svg.dudo[data-seq="{doubt - 1}"]')
+    before = dice_shown(page)
+    assert before[0] == [str(die) for die in whole[0]]
+    assert before[1] == before[2] == ["?"] * 3  # the others' cups are down
+    page.keyboard.press("ArrowRight")
+    page.wait_for_selector(f'svg.dudo[data-seq="{doubt}"]')
+    assert dice_shown(page) == [[str(die) for die in cup] for cup in whole]  # the doubt lifts every cup
+    # The same board in a file that replays offline, the game's module inlined.
+    exported = tmp_path / "dudo.html"
+    done = runner.invoke(app, ["export", str(dudo), "--format", "html", "-o", str(exported), "--as-seat", "1",
+                               "--db", str(server.db)])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    page.goto(f"{exported.as_uri()}?seq={doubt - 1}")
+    page.wait_for_selector(f'svg.dudo[data-seq="{doubt - 1}"]')
+    assert dice_shown(page)[0] == ["?"] * 3
+
+
+def test_the_viewer_shows_a_game_that_brings_no_board_as_its_state_in_text(
+    served: tuple[Served, UUID, UUID], page: Page
+):
+    server, _, kuhn = served
+    page.goto(f"{server.url}/matches/{kuhn}?seq=4&as_seat=1&token={server.admin}")
+    text = page.wait_for_selector('pre.text-board[data-seq="4"]')
+    assert text is not None
+    shown = text.inner_text()
+    assert "Kuhn Poker (OpenSpiel)" in shown
+    with matchlog.open(server.db) as log:
+        seen = log.state(kuhn, 4, as_seat=1).state.seen
+    assert f"observes: {seen[1]}" in shown
+    assert "observes" not in shown.replace(f"observes: {seen[1]}", "")  # nobody else's
