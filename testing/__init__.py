@@ -17,13 +17,16 @@ for a suite that drives them its own way (with hypothesis, say).
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Iterator, Sequence
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, ClassVar
 
+from matchlog.engines import Game
 from matchlog.engines import game as registered
-from matchlog.events import Record
+from matchlog.events import Record, plugins
 
 from .kit import (
     GARBAGE,
@@ -53,8 +56,33 @@ __all__ = [
     "check_twins",
     "check_views",
     "playout",
+    "registering",
     "sample",
 ]
+
+
+class _Given:
+    """A game given in this process, found as an entry point is."""
+
+    def __init__(self, game: Game) -> None:
+        self.name = game.name
+        self.value = f"<{game.name} given in this process>"
+        self._game = game
+
+    def load(self) -> Game:
+        return self._game
+
+
+@contextlib.contextmanager
+def registering(*games: Game) -> Iterator[None]:
+    """Within the block, matchlog knows `games` too, beside every game installed, as if their
+    packages were installed (in this process only): for a game's own tests before it is packaged,
+    or a notebook."""
+    plugins.reload([*entry_points(group=plugins.GROUP), *(_Given(game) for game in games)])
+    try:
+        yield
+    finally:
+        plugins.reload()
 
 
 class Contract:
