@@ -45,23 +45,34 @@ def cluster() -> Iterator[Any]:
     ray_constants.ENABLE_RAY_CLUSTER = False  # (read when ray was imported, if it was before)
     made = None
     try:
-        made = Cluster(
-            initialize_head=True,
-            head_node_args={
-                "num_cpus": 1,
-                "node_ip_address": LOOPBACK,
-                "include_dashboard": False,
-                # A dead node is noticed within about two seconds, not thirty.
-                "_system_config": {
-                    "health_check_initial_delay_ms": 0,
-                    "health_check_period_ms": 500,
-                    "health_check_failure_threshold": 3,
-                },
-            },
-        )
-        for _ in range(2):
-            made.add_node(num_cpus=1, node_ip_address=LOOPBACK)
-        ray.init(address=made.address, logging_level=logging.ERROR, log_to_driver=False)
+        # Ray's own startup has deadlines no setting changes (its raylet gives the node's agents 15 s
+        # to say their ports, then aborts; a node has 30 s to register), which a busy machine can
+        # miss: then the cluster is started again, up to three times in all.
+        for attempt in range(1, 4):
+            try:
+                made = Cluster(initialize_head=False)
+                made.add_node(
+                    num_cpus=1,
+                    node_ip_address=LOOPBACK,
+                    include_dashboard=False,
+                    # A dead node is noticed within about two seconds, not thirty.
+                    _system_config={
+                        "health_check_initial_delay_ms": 0,
+                        "health_check_period_ms": 500,
+                        "health_check_failure_threshold": 3,
+                    },
+                )
+                for _ in range(2):
+                    made.add_node(num_cpus=1, node_ip_address=LOOPBACK)
+                ray.init(address=made.address, logging_level=logging.ERROR, log_to_driver=False)
+                break
+            except Exception:  # Ray says a missed deadline with Exception and TimeoutError
+                ray.shutdown()
+                if made is not None:
+                    made.shutdown()
+                    made = None
+                if attempt == 3:
+                    raise
         yield made
     finally:
         ray.shutdown()
