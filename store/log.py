@@ -43,16 +43,14 @@ from matchlog.events import (
 from .catalogue import Appended, Figures, Finding, MatchInfo, chain_findings, select_matches
 from .chain import SQL_EXPECTED_HASH, snapshot_digest
 from .schema import DDL, SCHEMA_VERSION
+from .sql import DEFAULT_SQL_BYTES, DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT, ReadOnlyQuery
 from .tree import TreeReader, build_tree, tree_hashes
 from .writer import Item, Request, Writer, insert_tree, items, replace_figures
 
-__all__ = ["DEFAULT_SQL_ROWS", "DEFAULT_SQL_TIMEOUT", "Store", "is_interrupt"]
+__all__ = ["Store", "is_interrupt"]
 
 # Event ids come as text: DuckDB's own UUID objects cost ~15 µs a row, text and `_uuid` about 1.
 _RECORD_COLUMNS = "seq, event_id::VARCHAR, epoch_us(recorded_at), actor, type, version, payload, hash"
-#: How long `select` lets a query run, and how many rows it returns, unless told otherwise.
-DEFAULT_SQL_TIMEOUT = 30.0
-DEFAULT_SQL_ROWS = 10_000
 #: The largest LIMIT or OFFSET DuckDB takes.
 _MAX_ROWS = 2**62
 _CANONICAL_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
@@ -216,6 +214,9 @@ class Store:
                         "share that Store instead of opening another"
                     )
                 _WRITING.add(self._key)
+        #: Users' queries running now (`select`): closing stops them before letting go of the file.
+        self._queries: set[ReadOnlyQuery] = set()
+        self._queries_lock = threading.Lock()
         try:
             self._open()
         except BaseException:
@@ -315,10 +316,14 @@ class Store:
         )
 
     def close(self) -> None:
-        """Commit what is queued and release the file."""
-        if self._closed:
-            return
-        self._closed = True
+        """Stop the users' queries running, commit what is queued and release the file."""
+        with self._queries_lock:
+            if self._closed:
+                return
+            self._closed = True
+            running = list(self._queries)
+        for query in running:  # a connection closed under a running query aborts the process
+            query.stop("closed")
         atexit.unregister(self.close)
         if self._writer is not None:
             self._writer.close()
@@ -626,64 +631,55 @@ class Store:
         return self._read().execute(sql, list(params)).fetchall()
 
     def select(
-        self, query: str, *, timeout: float | None = DEFAULT_SQL_TIMEOUT, max_rows: int | None = DEFAULT_SQL_ROWS
+        self,
+        query: str,
+        *,
+        timeout: float | None = DEFAULT_SQL_TIMEOUT,
+        max_rows: int | None = DEFAULT_SQL_ROWS,
+        max_bytes: int = DEFAULT_SQL_BYTES,
+        only_select: bool = True,
     ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-        """Run one read-only SELECT (ad-hoc SQL from a user): (columns, rows, whether rows were cut at
-        `max_rows`). The log's connection can touch no file and change no setting, and only a
-        SELECT is run, so the query can read the log and nothing else. It is stopped after
-        `timeout` seconds, or at once by Ctrl-C.
+        """Run a user's query where it cannot change the log (store/sql.py): (columns, rows, whether
+        rows were cut at `max_rows`). It is stopped after `timeout` seconds, at Ctrl-C, or when the
+        log closes, and refused once its rows pass `max_bytes`. Anything but one SELECT is refused
+        first, to say so plainly; `only_select=False` lets any one statement reach DuckDB, where the
+        read-only transaction still refuses every change (what tests prove).
 
         Raises:
             SqlError: not exactly one SELECT (`sql.not_select`), refused or failed (`sql.error`),
-                out of memory (`sql.memory`), or out of time (`sql.timeout`).
+                out of memory (`sql.memory`), out of time (`sql.timeout`), or a result larger than
+                `max_bytes` (`sql.too_large`).
+            StoreError: the log is closed, or was closed while the query ran (`store.closed`).
             KeyboardInterrupt: Ctrl-C stopped the query.
         """
         try:
             statements = duckdb.extract_statements(query)
         except duckdb.Error as error:
             raise SqlError(_first_line(str(error))) from None
-        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+        if len(statements) != 1 or (only_select and statements[0].type != duckdb.StatementType.SELECT):
             raise SqlError("only a single SELECT can be run: the log is read-only here", code="sql.not_select")
         self.sync()
-        cursor = self._db.cursor()
-        outcome: list[Any] = []
-
-        def run() -> None:
-            try:
-                relation = cursor.execute(query)
-                columns = [d[0] for d in relation.description or []]
-                rows = relation.fetchall() if max_rows is None else relation.fetchmany(max_rows + 1)
-                outcome.append((columns, rows))
-            except BaseException as error:  # handed to the caller's thread below
-                outcome.append(error)
-
-        worker = threading.Thread(target=run, name="matchlog-sql", daemon=True)
-        try:
-            worker.start()
-            worker.join(timeout)  # a Ctrl-C in the caller's thread interrupts the wait
-            if worker.is_alive():
-                cursor.interrupt()
-                worker.join()
-                raise SqlError(f"the query ran longer than {timeout:g} s and was stopped", code="sql.timeout")
-        except KeyboardInterrupt:
-            cursor.interrupt()
-            worker.join(5)
-            raise
-        finally:
-            if not worker.is_alive():
-                cursor.close()
-        result = outcome[0]
-        if isinstance(result, duckdb.OutOfMemoryException):
-            raise SqlError(
-                f"the query needs more memory than the log allows: {_first_line(str(result))}", code="sql.memory"
+        with self._queries_lock:
+            if self._closed:
+                raise StoreError("the log is closed", code="store.closed")
+            running = ReadOnlyQuery(
+                self._db,
+                statements[0],
+                max_rows=max_rows,
+                max_bytes=max_bytes,
+                hold_checkpoints=self._writer is not None,  # (a file opened read-only is never written)
             )
-        if isinstance(result, duckdb.Error):
-            raise SqlError(_first_line(str(result))) from None
-        if isinstance(result, BaseException):
-            raise result
-        columns, rows = result
-        cut = max_rows is not None and len(rows) > max_rows
-        return columns, rows[:max_rows] if cut else rows, cut
+            self._queries.add(running)
+        try:
+            return running.run(timeout)
+        finally:
+            with self._queries_lock:
+                self._queries.discard(running)
+
+    def running_queries(self) -> int:
+        """How many users' queries (`select`) are running on the log now."""
+        with self._queries_lock:
+            return len(self._queries)
 
     # -- verify ------------------------------------------------------------------------------
 
