@@ -123,6 +123,11 @@ def replay(
         )
         return
     for line in lines:
-        actor = "referee" if line.actor is None else info.players[line.actor]
+        actor = "referee" if line.actor is None else _seat_name(info.players, line.actor)
         undone = f"  (taken back at seq {line.undone_by})" if line.undone_by is not None else ""
         console.out(f"{line.seq:>5}  {when(line.at_us)}  {actor:<12}  {line.text}{undone}")
+
+
+def _seat_name(players: tuple[str, ...], seat: int) -> str:
+    """A seat's name (a seat the table does not have, in a log edited by hand, by its number)."""
+    return players[seat] if 0 <= seat < len(players) else f"seat {seat}"
