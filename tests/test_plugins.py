@@ -17,7 +17,7 @@ from uuid import UUID
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Page
 from typer.testing import CliRunner
 
 import matchlog
@@ -28,7 +28,6 @@ from matchlog.referee import play_series
 from matchlog.store import Store
 
 from .conftest import Served, start_server
-from .test_viewer import CHROMIUM, CHROMIUM_ARGS
 
 runner = CliRunner()
 
@@ -183,26 +182,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, U
     server.stop()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    opened.set_default_timeout(10_000)
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    assert errors == [], errors
-
-
 def dice_shown(page: Page) -> list[list[str]]:
     """Each seat's dice on the board: its face, or "?" for a die under a cup."""
     return page.evaluate(
@@ -252,3 +231,28 @@ def test_the_viewer_shows_a_game_that_brings_no_board_as_its_state_in_text(
         seen = log.state(kuhn, 4, as_seat=1).state.seen
     assert f"observes: {seen[1]}" in shown
     assert "observes" not in shown.replace(f"observes: {seen[1]}", "")  # nobody else's
+
+
+def test_a_reader_through_the_server_reads_a_game_found_after_matchlog_was_imported(
+    served: tuple[Served, UUID, UUID],
+):
+    """The client's types are built while Dudo is not known (a notebook that installs it, or
+    `registering` it, afterwards); its lines through the server still read, as Dudo's events."""
+    server, dudo, _ = served
+    script = f"""
+from importlib.metadata import entry_points
+from matchlog.events import plugins
+
+plugins.reload([point for point in entry_points(group=plugins.GROUP) if point.name != "dudo"])
+import matchlog.log, matchlog.server  # the client's types, built while no dudo is installed
+plugins.reload()  # installed since
+
+import matchlog
+with matchlog.open({str(server.db)!r}, token={server.admin!r}) as log:
+    assert type(log).__name__ == "ServerLog", type(log)
+    lines = log.lines({str(dudo)!r}, as_seat=0)
+print(sorted({{type(line.event).__module__ for line in lines if line.type.startswith("dudo.")}}))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['dudo.events']"]
