@@ -35,6 +35,7 @@ from .kit import (
     check_bad_answers,
     check_codec,
     check_declared,
+    check_encoding,
     check_folding,
     check_playout,
     check_twins,
@@ -51,6 +52,7 @@ __all__ = [
     "check_bad_answers",
     "check_codec",
     "check_declared",
+    "check_encoding",
     "check_folding",
     "check_playout",
     "check_twins",
@@ -153,3 +155,8 @@ class Contract:
     def test_bad_answers_get_rulings(self) -> None:
         for seed in self.seeds[:3]:
             check_bad_answers(self.game, seed)
+
+    def test_every_decision_encodes_within_its_space_or_datasets_refuse_the_game(self) -> None:
+        for table in self._tables():
+            for seed in self.seeds[:2]:
+                check_encoding(self.game, seed, players=table, options=self.options)

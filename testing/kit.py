@@ -23,6 +23,14 @@ raises `AssertionError` saying what broke:
     check_bad_answers(game, seed)      a player that answers garbage gets rulings: its answers are
                                        recorded as rejected (or it is removed), and the match ends
                                        and audits clean
+    check_encoding(game, seed)         for a game with an encoding for learners: every decision's
+                                       tensor has the shape and bounds its match declares, the legal
+                                       answers read from the seat's view are the rules' own, and each
+                                       legal answer's index proposes it again; a game without one is
+                                       refused by datasets with `usage.encoding`
+
+A game with an encoding has its dataset rows among the outputs `check_twins` compares: a step row
+holds nothing its seat may not know.
 """
 
 from __future__ import annotations
@@ -37,8 +45,9 @@ import msgspec
 from matchlog.engines import CHANCE, Engine, Game, GameSpec
 from matchlog.engines import game as registered
 from matchlog.engines.chance import ChanceSource
+from matchlog.engines.encodings import NO_ACTION, encoding
 from matchlog.engines.figures import SEEN
-from matchlog.engines.views import figure_derived, shown_event
+from matchlog.engines.views import figure_derived, shown_event, shown_state
 from matchlog.events import (
     AnswerRejected,
     Event,
@@ -47,6 +56,7 @@ from matchlog.events import (
     PlayerRemoved,
     Record,
     Seat,
+    UsageError,
     decode,
     encode,
     json_schema,
@@ -65,6 +75,7 @@ from matchlog.replay import (
     seat_state,
     timeline,
 )
+from matchlog.replay.steps import decisions
 
 __all__ = [
     "GARBAGE",
@@ -73,6 +84,7 @@ __all__ = [
     "check_bad_answers",
     "check_codec",
     "check_declared",
+    "check_encoding",
     "check_folding",
     "check_playout",
     "check_twins",
@@ -335,13 +347,34 @@ def _plain(value: Any) -> Any:
     return msgspec.to_builtins(value)
 
 
-def seat_outputs(records: Sequence[Record], seat: int | None) -> list[tuple[Any, Any]]:
-    """Per seq: the replay and export line and the state (whose turn, outcome, text) `seat` gets."""
+def seat_outputs(records: Sequence[Record], seat: int | None) -> list[tuple[Any, Any, Any]]:
+    """Per seq: the replay and export line and the state (whose turn, outcome, text) `seat` gets,
+    and its dataset row of the decision it made there (for a game with an encoding)."""
     engine = registered(records[0].event.game).engine  # type: ignore[attr-defined]
+    rows = _seat_rows(records, seat)
     return [
-        (_plain(line), _plain(seat_state(engine, line.match_id, line.seq, step.after, seat)))
+        (_plain(line), _plain(seat_state(engine, line.match_id, line.seq, step.after, seat)), rows.get(line.seq))
         for line, step in zip(seat_lines(records, seat), timeline(records), strict=True)
     ]
+
+
+#: What a step row says only at the match's end (the outcome every seat is shown then): a twin,
+#: cut before the end, has neither.
+_AT_THE_END = ("reward", "terminal")
+
+
+def _seat_rows(records: Sequence[Record], seat: int | None) -> dict[int, Any]:
+    """`seat`'s dataset rows by seq, as plain data without what the end adds (none for a
+    spectator, who makes no decision, or a game without an encoding)."""
+    if seat is None or registered(records[0].event.game).encoding() is None:  # type: ignore[attr-defined]
+        return {}
+    found = {}
+    for row in decisions(records, seat=seat):
+        plain = _plain(row)
+        for name in _AT_THE_END:
+            plain.pop(name)
+        found[row.seq] = plain
+    return found
 
 
 def seat_reports(records: Sequence[Record], seat: int | None) -> Any:
@@ -381,6 +414,49 @@ def check_twins(
                 )
             compared += 1
     return compared
+
+
+def check_encoding(
+    game: str, seed: int = 0, *, players: int | None = None, options: dict[str, Any] | None = None
+) -> int:
+    """For every decision of a random match: the tensor has the shape and bounds its match
+    declares, the legal answers read from the seat's view are the rules' own (from the whole
+    state), each legal answer's index proposes that answer again, and each seat's last decision
+    ends its trajectory. A game without an encoding is refused with `usage.encoding`. Returns how
+    many decisions were checked."""
+    played = playout(game, players, seed, options=options)
+    engine = registered(game).engine
+    if registered(game).encoding() is None:
+        try:
+            decisions(played.records)
+        except UsageError as error:
+            refused = error.code
+        else:
+            raise AssertionError(f"{game} brings no encoding, yet a dataset of it was not refused")
+        assert refused == "usage.encoding", f"a dataset of {game} is refused with {refused}"
+        return 0
+    code = encoding(game)
+    start = engine.start(played.records[0].event)
+    shape, (low, high), size = code.shape(start), code.bounds(start), code.actions(start)
+    before = {step.record.seq: step.before for step in timeline(played.records)}
+    rows = decisions(played.records)
+    for row in rows:
+        assert (len(row.observation),) == shape, f"seq {row.seq}: a tensor of {len(row.observation)}, not {shape}"
+        assert low <= min(row.observation), f"seq {row.seq}: a value under {low}"
+        assert max(row.observation) <= high, f"seq {row.seq}: a value over {high}"
+        whole = before[row.seq]
+        view = shown_state(engine, whole, row.seat)
+        assert engine.legal(view, row.seat) == engine.legal(whole, row.seat), (
+            f"seq {row.seq}: legal differs in the view"
+        )
+        for option in engine.legal(view, row.seat):
+            index = code.action_of(view, option)
+            assert 0 <= index < size, f"seq {row.seq}: {option!r} has index {index}, outside 0..{size - 1}"
+            assert code.event_of(view, row.seat, index) == option, f"seq {row.seq}: index {index} is not {option!r}"
+        assert row.action in row.legal or row.rejected or row.action == NO_ACTION
+    ended = {row.seat for row in rows if row.terminal}
+    assert ended == {row.seat for row in rows}, "a seat's last decision does not end its trajectory"
+    return len(rows)
 
 
 class _Garbage:

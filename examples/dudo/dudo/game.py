@@ -1,6 +1,6 @@
 """Dudo as a matchlog game: the object this package registers through the `matchlog.games` entry
-point (see `pyproject.toml`), with everything matchlog needs to record, replay, audit, show and
-rate it."""
+point (see `pyproject.toml`), with everything matchlog needs to record, replay, audit, show, rate
+and write as a dataset for learners."""
 
 from __future__ import annotations
 
@@ -31,4 +31,6 @@ GAME = Game(
     board_type=board.DudoBoard,
     script=Path(__file__).with_name("board.js"),
     answer=_answer,
+    # Loaded when a dataset or an environment asks for it, not with the rules.
+    encoding="dudo.encoding:ENCODING",
 )
