@@ -27,6 +27,8 @@ and the vocabulary the codec decodes is the events every game shares (`lifecycle
 games registered through the `matchlog.games` entry point (`events.plugins`), built at first use.
 """
 
+from typing import Any
+
 from .backgammon import (
     CheckerMoved,
     DiceRolled,
@@ -100,6 +102,12 @@ from .lifecycle import (
 )
 from .openspiel import ActionHidden, ActionTaken, ChanceDrawn, ChanceHidden
 from .porrinha import GuessMade, GuessVoided, HandChosen, HandHidden, HandReset
+
+#: Every event type the log may hold: the lifecycle's and those of every game installed (their
+#: plugins', `plugins`), found at first use.
+EVENT_TYPES: tuple[type[Event], ...]
+#: The tagged union of `EVENT_TYPES` (what a field holding any event decodes to), built at first use.
+AnyEvent: Any
 
 
 def __getattr__(name: str) -> object:

@@ -16,6 +16,7 @@ from pathlib import Path
 from uuid import UUID
 
 import httpx
+import pyarrow.parquet as pq
 import pytest
 from playwright.sync_api import Page
 from typer.testing import CliRunner
@@ -165,6 +166,14 @@ def test_dudo_installed_from_its_folder_plays_a_tournament_that_verifies_and_aud
     assert "no findings" in matchlog_cli("audit", "--all", "--db", db).stdout
     ratings = json.loads(matchlog_cli("ratings", "dudo", "--json", "--db", db).stdout)
     assert ratings
+    # Its encoding (the package's) makes its decisions a dataset, each row as its seat saw it.
+    data = tmp_path / "dudo-data"
+    matchlog_cli("dataset", "-o", str(data), "--game", "dudo", "--db", db)
+    steps = pq.read_table(next((data / "data").glob("train-*.parquet"))).to_pylist()
+    assert len({step["match_id"] for step in steps}) == 12
+    assert {step["game"] for step in steps} == {"dudo"}
+    assert all(len(step["observation"]) == 41 and step["legal_actions"] for step in steps)
+    assert "### dudo" in (data / "README.md").read_text()  # the card says what its tensor holds
 
 
 # -- the viewer --------------------------------------------------------------------------------

@@ -25,19 +25,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import matchlog.events as events_package
 from matchlog.engines import GAMES, Turn
 from matchlog.engines.davinci import JOKERS
 from matchlog.engines.views import Derived, shown_event, shown_turn
 from matchlog.events import (
-    Event,
     JokerPlaced,
     MatchStarted,
     PenguinMoved,
     Seat,
     TileSorted,
     Withheld,
-    lifecycle,
 )
 from matchlog.replay import (
     timeline,
@@ -51,20 +48,10 @@ from .twins import davinci_twins, played, twins
 # -- the declarations ------------------------------------------------------------------------
 
 
-def events_of(game: str) -> set[type[Event]]:
-    """The event types a game's log may hold (and its views show): the shared ones and its own."""
-    return set(lifecycle.EVENTS) | set(getattr(events_package, game).EVENTS)
-
-
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_every_event_type_of_every_game_declares_what_each_seat_sees(game: str):
-    declared = set(GAMES[game].views)
-    assert declared == events_of(game), (
-        f"undeclared: {sorted(c.__name__ for c in events_of(game) - declared)}; "
-        f"not the game's: {sorted(c.__name__ for c in declared - events_of(game))}"
-    )
-    for cls in declared:
-        assert callable(GAMES[game].views[cls])
+    """Every game's, a plugin's too: the kit's check, over the event types its plugin registers."""
+    kit.check_views(game)
 
 
 def test_an_event_type_its_game_does_not_declare_shows_nothing_to_anyone():
@@ -120,7 +107,7 @@ def test_no_output_a_seat_gets_depends_on_what_it_may_not_know(game: str, seed: 
             # Nothing is hidden: a seat sees what the referee sees, and a few reports say so.
             outputs = lines_and_states(records, seat)
             referee = [plain(s.event) for s in timeline(records)]
-            assert [line["event"] for line, _ in outputs] == referee
+            assert [line["event"] for line, *_ in outputs] == referee
             for seq in rng.sample(range(1, len(records)), min(3, len(records) - 1)):
                 reports(records[: seq + 1], seat)
     # Every output of every seat is the same from each twin, up to where the seat could tell.
