@@ -14,8 +14,9 @@ parameter and none is given, the table's size is used.
 The state is a frozen struct holding the action history and what was read off OpenSpiel after it
 (whose turn, each seat's observation, the returns); a seat's view of a game with imperfect
 information drops the history and every other seat's observation, so it holds exactly what
-OpenSpiel says that seat observes. OpenSpiel's own states are rebuilt from the history (kept in a
-small cache), never stored.
+OpenSpiel says that seat observes (with OpenSpiel's tensor of it, and the actions legal for it now,
+which a learner's encoding reads: `OpenSpielEncoding`). OpenSpiel's own states are rebuilt from the
+history (kept in a small cache), never stored.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from matchlog.events import (
 from matchlog.events import openspiel as openspiel_events
 
 from .contract import CHANCE, GameSpec, Rule, Turn, describe_lifecycle, parse_options
+from .encodings import NO_ACTION, place_reward
 from .plugin import Family, Game
 from .views import (
     Derived,
@@ -61,7 +63,7 @@ from .views import (
     withheld_answer,
 )
 
-__all__ = ["FAMILY", "OpenSpiel", "OpenSpielOptions", "OpenSpielRule", "OpenSpielState"]
+__all__ = ["FAMILY", "OpenSpiel", "OpenSpielEncoding", "OpenSpielOptions", "OpenSpielRule", "OpenSpielState"]
 
 #: OpenSpiel's player id of a finished game.
 _TERMINAL = -4
@@ -86,7 +88,9 @@ class OpenSpielState(msgspec.Struct, frozen=True, kw_only=True):
     """A match of an OpenSpiel game after some events: the action history (None in a seat's view of
     a game with imperfect information), OpenSpiel's current player (a seat, CHANCE, or -4 when it is
     over), what each seat observes now (in a seat's view: its own only), the returns once it is
-    over, and matchlog's own: removed seats and whether the match was ended."""
+    over, and matchlog's own: removed seats and whether the match was ended. A seat's view of a
+    game with imperfect information also holds OpenSpiel's tensor of what that seat observes and
+    the actions legal for it now (the whole state has neither: its history rebuilds them)."""
 
     params: dict[str, int | float | bool | str]
     names: tuple[str, ...]
@@ -97,6 +101,8 @@ class OpenSpielState(msgspec.Struct, frozen=True, kw_only=True):
     moves: int = 0
     removed: tuple[int, ...] = ()
     ended: bool = False
+    tensor: tuple[float, ...] | None = None
+    legal_actions: tuple[int, ...] | None = None
 
 
 def _pyspiel() -> Any:
@@ -134,6 +140,15 @@ class OpenSpiel:
             if kind.provides_information_state_string
             else "observation_string"
             if kind.provides_observation_string
+            else None
+        )
+        #: OpenSpiel's tensor of what a player observes, as its string (the information state's
+        #: where the game gives one), for learners; None: the game gives no tensor.
+        self.tensor = (
+            "information_state_tensor"
+            if kind.provides_information_state_tensor
+            else "observation_tensor"
+            if kind.provides_observation_tensor
             else None
         )
         hidden = kind.information != pyspiel.GameType.Information.PERFECT_INFORMATION
@@ -306,7 +321,11 @@ class OpenSpiel:
     def legal(self, state: OpenSpielState, seat: int) -> tuple[Event, ...]:
         if self.to_act(state) != Turn(seat, "act"):
             return ()
-        return tuple(ActionTaken(seat=seat, action=int(action)) for action in self._spiel(state).legal_actions(seat))
+        if state.history is None:  # a seat's view: the actions OpenSpiel gave it (none for another seat)
+            actions: Any = state.legal_actions or ()
+        else:
+            actions = self._spiel(state).legal_actions(seat)
+        return tuple(ActionTaken(seat=seat, action=int(action)) for action in actions)
 
     def parse(self, state: OpenSpielState, seat: int, answer: object) -> Event:
         if isinstance(answer, int) and not isinstance(answer, bool):
@@ -353,7 +372,12 @@ class OpenSpiel:
         if not self.spec.hidden:
             return state
         seen = tuple(text if index == seat else "" for index, text in enumerate(state.seen))
-        return msgspec.structs.replace(state, history=None, seen=seen)
+        if state.history is None or seat is None:  # a view already, or a spectator's: no seat's tensor
+            return msgspec.structs.replace(state, history=None, seen=seen)
+        spiel = self._spiel(state)
+        tensor = None if self.tensor is None else tuple(float(x) for x in getattr(spiel, self.tensor)(seat))
+        legal = () if spiel.is_terminal() else tuple(int(action) for action in spiel.legal_actions(seat))
+        return msgspec.structs.replace(state, history=None, seen=seen, tensor=tensor, legal_actions=legal)
 
     # -- showing a state ---------------------------------------------------------------------
 
@@ -395,6 +419,55 @@ class OpenSpiel:
         return f"{self._spiel(state).action_to_string(player, action)} (action {action})"
 
 
+class OpenSpielEncoding:
+    """An OpenSpiel game for learners, in OpenSpiel's own terms.
+
+    Observation: OpenSpiel's tensor of what the seat observes, its information state tensor where
+    the game gives one, else its observation tensor (`information_state_tensor_size()` or
+    `observation_tensor_size()` values, flat; OpenSpiel states no bounds, so neither does this).
+
+    Actions: OpenSpiel's action numbers, `num_distinct_actions()` of them; the reward is the
+    seat's return.
+    """
+
+    def __init__(self, engine: OpenSpiel) -> None:
+        self.engine = engine
+        self.game = engine.spec.name
+
+    def _size(self, state: OpenSpielState) -> int:
+        return int(self.engine._game(state.params).num_distinct_actions())
+
+    def shape(self, start: OpenSpielState) -> tuple[int, ...]:
+        game = self.engine._game(start.params)
+        return (int(getattr(game, f"{self.engine.tensor}_size")()),)
+
+    def bounds(self, start: OpenSpielState) -> tuple[float, float]:
+        return float("-inf"), float("inf")
+
+    def observe(self, view: OpenSpielState, seat: int) -> list[float]:
+        if view.tensor is not None:
+            return list(view.tensor)
+        # A game that hides nothing: the view is the whole state, whose history rebuilds OpenSpiel's.
+        return [float(x) for x in getattr(self.engine._spiel(view), str(self.engine.tensor))(seat)]
+
+    def actions(self, start: OpenSpielState) -> int:
+        return self._size(start)
+
+    def action_of(self, view: OpenSpielState, event: Event) -> int:
+        if isinstance(event, ActionTaken) and 0 <= event.action < self._size(view):
+            return event.action
+        return NO_ACTION
+
+    def event_of(self, view: OpenSpielState, seat: int, index: int) -> Event:
+        size = self._size(view)
+        if not 0 <= index < size:
+            raise UsageError(f"action {index} is not in the action space (0 to {size - 1})", code="usage.action")
+        return ActionTaken(seat=seat, action=index)
+
+    def reward(self, outcome: Outcome, seat: int) -> float:
+        return outcome.scores[seat] if outcome.scores else place_reward(outcome, seat)
+
+
 #: Every game of the family counts the same figures: answers, rejections and actions, each over
 #: what its reader sees (another seat's action shows as that it acted, so it counts alike).
 FIGURES = declare_figures(shared_figures(hidden=True), {"actions": Derived.SEEN})
@@ -424,10 +497,13 @@ def _parameters(text: str) -> dict[str, Any]:
 
 
 def _make(member: str) -> Game:
+    engine = OpenSpiel(member)
     return Game(
-        OpenSpiel(member),
+        engine,
         openspiel_events.EVENTS,
         answer=lambda event: event.action,  # type: ignore[attr-defined]
+        # A game whose OpenSpiel gives no tensor has no encoding: datasets refuse it.
+        encoding=None if engine.tensor is None else OpenSpielEncoding(engine),
     )
 
 

@@ -163,3 +163,36 @@ def test_a_chance_outcome_openspiel_could_not_draw_is_refused_by_the_judge():
     assert [f.rule for f in audit_records(forged).findings][:1] == ["chance.impossible"]
     with pytest.raises(UsageError):
         get_engine("openspiel:")
+
+
+def test_an_openspiel_game_makes_a_dataset_of_openspiels_own_tensors(tmp_path: Path):
+    """A decision's row is OpenSpiel's information state tensor of the deciding seat, its legal
+    actions and action OpenSpiel's numbers, its reward the seat's return; `matchlog dataset` writes it."""
+    import pyarrow.parquet as pq
+    import pyspiel
+
+    from matchlog.replay.steps import decisions
+
+    db = tmp_path / "kuhn.duckdb"
+    with Store(db) as store:
+        series = play_series("openspiel:kuhn_poker", ["random", "random"], games=4, store=store, seed=5, timeout=None)
+        for match in series.matches:
+            records = store.read(match.match_id)
+            before = {step.record.seq: step.before for step in timeline(records)}
+            rows = decisions(records)
+            assert rows
+            for row in rows:
+                spiel = pyspiel.load_game("kuhn_poker").new_initial_state()
+                for action in before[row.seq].history:
+                    spiel.apply_action(action)
+                assert row.observation == [float(x) for x in spiel.information_state_tensor(row.seat)]
+                assert row.legal == sorted(spiel.legal_actions(row.seat))
+                assert row.actions == 2
+            returns = records[-1].event.outcome.scores  # type: ignore[attr-defined]
+            assert {row.seat: row.reward for row in rows if row.terminal} == dict(enumerate(returns))
+    data = tmp_path / "kuhn-data"
+    done = runner.invoke(app, ["dataset", "-o", str(data), "--game", "openspiel:kuhn_poker", "--db", str(db)])
+    assert done.exit_code == 0, done.output
+    steps = pq.read_table(next((data / "data").glob("train-*.parquet"))).to_pylist()
+    assert len({step["match_id"] for step in steps}) == 4
+    assert all(len(step["observation"]) == 11 for step in steps)
