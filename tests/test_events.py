@@ -152,7 +152,8 @@ def test_every_event_type_and_version_has_an_encoded_sample_that_still_decodes()
         found[(tag, version)] = path
         if version == current_version(tag):
             assert encode(event) == sample, f"{path.name} no longer encodes the same"
-    for tag in tags():
+    # matchlog's own event types; a plugin's samples are its package's (the kit's `Contract.samples`).
+    for tag in (cls.__struct_config__.tag for cls in EVENT_TYPES if cls.__module__.startswith("matchlog.")):
         for version in range(1, current_version(tag) + 1):
             assert (tag, version) in found, f"no sample tests/fixtures/events/{tag}.v{version}.json"
 
