@@ -31,8 +31,9 @@ import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from matchlog.engines import game as registered
 from matchlog.engines import get as get_engine
-from matchlog.engines.encodings import ENCODINGS, encoding
+from matchlog.engines.encodings import encoding
 from matchlog.events import ChanceCommitted, ChanceRevealed, ProofError, Record, UsageError
 from matchlog.replay.fold import by_match
 from matchlog.replay.steps import Decision, decisions
@@ -264,6 +265,15 @@ def write_dataset(
     return summary
 
 
+def _encoding_of(game: str) -> Any:
+    """The encoding the game's plugin brings, or None: a tournament's record, a game that brings
+    none, or one not installed here."""
+    try:
+        return registered(game).encoding()
+    except UsageError:
+        return None
+
+
 def _chosen(
     log: FileLog,
     game: str | None,
@@ -277,8 +287,8 @@ def _chosen(
     for info in reversed(log.matches(game=game, player=player, since=since)):
         if series is not None and (info.series_id is None or not info.series_id.startswith(series)):
             continue
-        if info.game not in ENCODINGS:
-            continue  # a tournament's record: its moves are games, not decisions
+        if _encoding_of(info.game) is None:
+            continue  # a tournament's record (its moves are games, not decisions), a game without one
         if info.status == "running":
             skipped.append((str(info.match_id), "still in play: its rewards and its split come at its end"))
             continue
@@ -418,7 +428,7 @@ def _card(summary: DatasetSummary, note: str, key: str, command: str) -> str:
     counts = "\n".join(f"| {n} | {summary.matches[n]:,} | {summary.steps[n]:,} |" for n in names)
     features = "\n".join(f"| `{name}` | {kind} | {what} |" for name, kind, what in _STEP_FEATURES)
     encodings = "\n\n".join(
-        f"### {game}\n\n{inspect.cleandoc(type(ENCODINGS[game]).__doc__ or '')}" for game in summary.games
+        f"### {game}\n\n{inspect.cleandoc(type(_encoding_of(game)).__doc__ or '')}" for game in summary.games
     )
     first = names[0]
     return f"""---

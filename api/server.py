@@ -39,6 +39,7 @@ from matchlog.events import (
     StoreError,
     UnknownMatch,
     UsageError,
+    decode,
     draft,
 )
 from matchlog.proofs.verifier import Problem
@@ -63,6 +64,24 @@ class _Error(msgspec.Struct):
     code: str
     message: str
     status: int = 0
+
+
+class _SentLine(Line, frozen=True, kw_only=True):
+    """A line as the service sends it, its event still JSON: the codec decodes it with the games
+    installed now, where a type resolved once would keep the games known when it was first used
+    (a game installed, or `registering`, since would not read)."""
+
+    event: msgspec.Raw  # type: ignore[assignment]
+
+
+def _line(sent: _SentLine) -> Line:
+    """The line, its event decoded.
+
+    Raises:
+        DecodeError: the event is none this matchlog knows.
+    """
+    fields = {name: getattr(sent, name) for name in Line.__struct_fields__}
+    return Line(**{**fields, "event": decode(bytes(sent.event))})
 
 
 class _Appended(msgspec.Struct):
@@ -257,7 +276,8 @@ class ServerLog(Log):
             params["stop"] = stop
         if as_seat is not None:
             params["as_seat"] = as_seat
-        return self._request("GET", f"/api/matches/{self._id(match)}/events", params=params, decode=list[Line])
+        sent = self._request("GET", f"/api/matches/{self._id(match)}/events", params=params, decode=list[_SentLine])
+        return [_line(line) for line in sent]
 
     def state(self, match: UUID | str, seq: int | None = None, *, as_seat: int | None = None) -> Position:
         params: dict[str, Any] = {}

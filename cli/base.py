@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
+import msgspec
 import typer
 import typer.core
 from typer.exceptions import TyperException
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 from .output import (
     error_line,
+    errors,
     fit_to_output,
 )
 
@@ -49,6 +51,7 @@ __all__ = [
     "app",
     "client_app",
     "fish_options",
+    "game_options",
     "open_log",
     "play_app",
     "players_option",
@@ -57,6 +60,7 @@ __all__ = [
     "seat_of",
     "serve_app",
     "since_option",
+    "warn_broken_games",
 ]
 
 
@@ -118,7 +122,21 @@ def _root(
     """Record, replay and audit matches of turn-based games, in an append-only, hash-chained log."""
 
 
-play_app = typer.Typer(help="Referee matches between players and record them.", no_args_is_help=True)
+class _PlayGames(typer.core.TyperGroup):
+    """`matchlog play GAME`: our games have commands of their own (with their options as flags);
+    any other game (a plugin's, `openspiel:kuhn_poker`) is played by the command listed as GAME."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            return args[0], self.commands["GAME"], args  # the game's name is GAME's first argument
+        return super().resolve_command(ctx, args)
+
+
+play_app = typer.Typer(
+    cls=_PlayGames,
+    help="Referee matches between players and record them (matchlog games lists the games).",
+    no_args_is_help=True,
+)
 app.add_typer(play_app, name="play")
 serve_app = typer.Typer(invoke_without_command=True)  # its help is `matchlog serve`'s docstring
 app.add_typer(serve_app, name="serve")
@@ -154,8 +172,46 @@ FISH_TIMEOUT = 30.0
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def game_options(game: str, given: list[str] | None) -> tuple[str, dict[str, Any]]:
+    """A game as the user names it (`openspiel:leduc_poker(players=3)`) and its `--option KEY=VALUE`
+    pairs: the game's name and its options (the name's parameters, then the pairs, each value read
+    as JSON where it is JSON, else as text).
+
+    Raises:
+        UsageError: a pair that is not KEY=VALUE (`usage.options`), a name that is not a game's.
+    """
+    from matchlog.engines import split_name
+
+    name, options = split_name(game)
+    for pair in given or ():
+        key, equals, value = pair.partition("=")
+        if not equals or not key.strip():
+            raise UsageError(f"--option takes KEY=VALUE, not {pair!r}", code="usage.options")
+        try:
+            options[key.strip()] = msgspec.json.decode(value)
+        except msgspec.DecodeError:
+            options[key.strip()] = value
+    return name, options
+
+
+_warned: list[bool] = []
+
+
+def warn_broken_games() -> None:
+    """Name, once on stderr, each game plugin that did not load, if this command loaded the games."""
+    from matchlog.events import plugins
+
+    loaded = plugins.if_loaded()
+    if loaded is None or _warned or not loaded.failed:
+        return
+    _warned.append(True)
+    for name, reason in loaded.failed.items():
+        errors.out(f"warning: the game {name} did not load ({reason}); the other games work")
+
+
 def reports_errors(command: F) -> F:
-    """Turn our errors into one line and exit status 2; anything else is a bug, said as such."""
+    """Turn our errors into one line and exit status 2; anything else is a bug, said as such. Names
+    each game plugin that did not load, if the command needed the games."""
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -182,6 +238,9 @@ def reports_errors(command: F) -> F:
                 raise
             error_line(f"{type(error).__name__}: {error} (set MATCHLOG_DEBUG=1 for the traceback)", "internal")
             raise typer.Exit(3) from None
+        finally:
+            if command.__name__ != "games":  # which lists them itself
+                warn_broken_games()
 
     return run  # type: ignore[return-value]
 

@@ -12,10 +12,23 @@ from matchlog.engines import get as get_engine
 from matchlog.events import Sprt, UsageError
 from matchlog.referee import DEFAULT_TIMEOUT, Limits
 
-from .base import DEFAULT_DB, FISH_TIMEOUT, Db, Json, Quiet, Seed, Server, app, open_log, players_option, reports_errors
+from .base import (
+    DEFAULT_DB,
+    FISH_TIMEOUT,
+    Db,
+    Json,
+    Quiet,
+    Seed,
+    Server,
+    app,
+    game_options,
+    open_log,
+    players_option,
+    reports_errors,
+)
 from .output import console, emit_json, error_line, errors, finding_dict
 from .play import InProcess, Memory
-from .tournament import _options, _ray_pool
+from .tournament import _ray_pool
 
 
 @app.command("duel")
@@ -80,6 +93,7 @@ def duel(
 
     Example: matchlog duel backgammon -p heuristic -p random --sprt elo0=0,elo1=100 --seed 1
     """
+    game, settings = game_options(game, option)
     get_engine(game)
     if len(player) != 2:
         raise UsageError(f"a duel is between two players (-p twice), not {len(player)}", code="usage.players")
@@ -114,7 +128,7 @@ def duel(
             sprt=test,
             seats=seats,
             duplicate=not no_duplicate,
-            options=_options(option or []),
+            options=settings,
             positions=starts,
             seed=seed,
             jobs=jobs,

@@ -33,6 +33,7 @@ from .base import (
     Timeout,
     app,
     fish_options,
+    game_options,
     open_log,
     play_app,
     players_option,
@@ -290,6 +291,57 @@ def play_backgammon(
     options = {"rules": rules.value, "move_by_turn_rolls": move_by_turn_rolls}
     play_and_report(
         "backgammon",
+        player,
+        options=options,
+        games=games,
+        seed=seed,
+        timeout=timeout,
+        quiet=quiet,
+        db=db,
+        server=server,
+        json=json,
+        position=position,
+        in_process=in_process,
+        unconfined=unconfined,
+        memory=memory,
+    )
+
+
+@play_app.command("GAME")
+@reports_errors
+def play_game(
+    game: Annotated[
+        str,
+        typer.Argument(
+            metavar="GAME",
+            help="Any game matchlog games lists (a plugin's, or a family's such as openspiel:leduc_poker(players=3)).",
+        ),
+    ],
+    player: Annotated[list[str], players_option("random, and the game's own (matchlog games)")],
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. dice=5).")
+    ] = None,
+    games: Games = 1,
+    seed: Seed = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    position: Annotated[str | None, position_option("in the game's own notation, where it has one")] = None,
+    in_process: InProcess = False,
+    unconfined: Unconfined = False,
+    memory: Memory = 1024,
+    quiet: Quiet = False,
+    db: Db = DEFAULT_DB,
+    server: Server = None,
+    json: Json = False,
+) -> None:
+    """Play any other game (from a package of its own, or OpenSpiel's) and record every match.
+
+    A user player is a class with act(decision) -> answer, where decision has the seat, the
+    decision awaited, its view of the state and the legal answers (docs/protocol.md).
+    Example: matchlog play openspiel:kuhn_poker -p random -p random --games 20
+    """
+    name, options = game_options(game, option)
+    play_and_report(
+        name,
         player,
         options=options,
         games=games,

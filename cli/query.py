@@ -173,8 +173,11 @@ def schema(
 @app.command("games")
 @reports_errors
 def games(json: Json = False) -> None:
-    """List the games, their built-in players and their options."""
-    listing = []
+    """List the games (ours and every plugin's), their built-in players and their options, and name
+    each game plugin that did not load, with the reason."""
+    from matchlog.engines import failures, families
+
+    listing: list[dict[str, Any]] = []
     for name in game_names():
         spec = get_engine(name).spec
         listing.append(
@@ -189,10 +192,23 @@ def games(json: Json = False) -> None:
                 "builtin_players": builtin_names(name),
             }
         )
+    for name, family in sorted(families().items()):
+        reason = family.available()
+        listing.append(
+            {"game": f"{name}:GAME", "title": family.title, "family": True, "examples": list(family.examples)}
+            | ({"failed": reason} if reason else {})
+        )
+    listing += [{"game": name, "failed": reason} for name, reason in sorted(failures().items())]
     if json:
         emit_json(listing)
         return
     for entry in listing:
+        if "failed" in entry:
+            console.out(f"{entry['game']}: did not load: {entry['failed']}", highlight=False)
+            continue
+        if entry.get("family"):
+            console.out(f"{entry['game']}: {entry['title']}, e.g. " + ", ".join(entry["examples"]), highlight=False)
+            continue
         most = entry["players"][1] or "any number of"
         kind = (
             " (the record a knockout tournament keeps; see matchlog tournament --knockout)"

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
 import typer
 from rich.table import Table
 
@@ -29,6 +28,7 @@ from .base import (
     Seed,
     Server,
     app,
+    game_options,
     open_log,
     players_option,
     reports_errors,
@@ -45,20 +45,6 @@ from .output import (
 from .play import InProcess, Memory, Unconfined, say_unconfined
 
 # -- tournaments -------------------------------------------------------------------------------
-
-
-def _options(given: list[str]) -> dict[str, Any]:
-    """KEY=VALUE pairs, each value read as JSON where it is JSON (numbers, true, false), else as text."""
-    options: dict[str, Any] = {}
-    for pair in given:
-        key, equals, value = pair.partition("=")
-        if not equals or not key.strip():
-            raise UsageError(f"--option takes KEY=VALUE, not {pair!r}", code="usage.options")
-        try:
-            options[key.strip()] = msgspec.json.decode(value)
-        except msgspec.DecodeError:
-            options[key.strip()] = value
-    return options
 
 
 @app.command("tournament")
@@ -120,12 +106,12 @@ def tournament(
 
     from matchlog.referee.tournament import run_tournament
 
+    game, settings = game_options(game, option)
     get_engine(game)
     if ray is not None and (jobs is not None or knockout):
         raise UsageError(
             "--ray plays a round-robin on a cluster: it takes neither --jobs nor --knockout", code="usage.ray"
         )
-    settings = _options(option or [])
     if timeout is None:
         timeout = FISH_TIMEOUT if game == "fish" else DEFAULT_TIMEOUT
     limits = Limits(memory=memory << 20, unconfined=unconfined)

@@ -12,9 +12,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .calls import Channel, PlayerCalls, Reply
     from .channel import ChildPlayer
+    from .generic import Decision, GenericProtocol
     from .knockout import KnockoutResult, run_knockout
     from .match import GameProtocol, MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder
-    from .play import DEFAULT_TIMEOUT, RUNNERS, MatchResult, SeriesResult, play_match, play_series, resume_match
+    from .play import (
+        DEFAULT_TIMEOUT,
+        RUNNERS,
+        MatchResult,
+        SeriesResult,
+        play_match,
+        play_series,
+        resume_match,
+        runner,
+    )
     from .players import builtin_names, make_player, register_builtin, seats_from_specs, seats_taken_by
     from .porrinha import PorrinhaProtocol, RandomPlayer, ReasonerPlayer, Table
     from .sandbox import Limits
@@ -39,6 +49,9 @@ _WHERE = {
     "play_match": ".play",
     "play_series": ".play",
     "resume_match": ".play",
+    "runner": ".play",
+    "Decision": ".generic",
+    "GenericProtocol": ".generic",
     "builtin_names": ".players",
     "make_player": ".players",
     "register_builtin": ".players",
@@ -56,7 +69,9 @@ __all__ = [
     "RUNNERS",
     "Channel",
     "ChildPlayer",
+    "Decision",
     "GameProtocol",
+    "GenericProtocol",
     "KnockoutResult",
     "Limits",
     "MatchResult",
@@ -79,6 +94,7 @@ __all__ = [
     "register_builtin",
     "resume_match",
     "run_knockout",
+    "runner",
     "seats_from_specs",
     "seats_taken_by",
 ]

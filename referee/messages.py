@@ -11,7 +11,9 @@ A message is `{"call": NAME, ...that call's arguments by name}`: Porrinha's `tab
 `core/util.h` queries as data); backgammon's `side`, `state` and `legal_moves`, and pygammon's
 outputs for `observe`; Da Vinci Code's `seat` and `view` (hidden numbers are HIDDEN markers); Fish's
 `board`, `players` and `color`, then the course's `state` (as its remote protocol sends it).
-Any other call (a knockout's `tournament_started(players)`, ...) carries its arguments as `args`.
+Every other game speaks the generic protocol (`generic.Decision`: `seat`, `decision`, `view`,
+`legal`). Any other call (a knockout's `tournament_started(players)`, ...) carries its arguments as
+`args`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ __all__ = [
     "BackgammonMessages",
     "DavinciMessages",
     "FishMessages",
+    "GenericMessages",
     "Messages",
     "PorrinhaMessages",
     "messages_for",
@@ -230,6 +233,26 @@ class FishMessages(Messages):
         return super().arguments(message)
 
 
+class GenericMessages(Messages):
+    """The generic protocol's calls (`generic.Decision`): `act`, `begin_game` and `end_game` carry
+    the decision's `seat`, `decision`, `view` and `legal`; `act` is answered with one answer."""
+
+    def request(self, method: str, args: tuple[Any, ...]) -> dict[str, Any] | None:
+        from .generic import Decision
+
+        if len(args) == 1 and isinstance(args[0], Decision):
+            return {"call": method, **msgspec.to_builtins(args[0])}
+        return super().request(method, args)
+
+    def arguments(self, message: dict[str, Any]) -> tuple[Any, ...]:
+        from .generic import Decision
+
+        if "view" in message and "legal" in message:
+            fields = {name: message.get(name) for name in Decision.__struct_fields__}
+            return (msgspec.convert(fields, Decision),)
+        return super().arguments(message)
+
+
 def messages_for(game: str, seat: int = 0) -> Messages:
     """The messages of `game`'s protocol for the player at `seat`."""
     match game:
@@ -241,4 +264,4 @@ def messages_for(game: str, seat: int = 0) -> Messages:
             return DavinciMessages(seat)
         case "fish":
             return FishMessages()
-    return Messages()
+    return GenericMessages()

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from matchlog.engines import Game
+from matchlog.engines import game as registered
 from matchlog.events import Seat, UsageError
 
 if TYPE_CHECKING:
@@ -55,10 +57,25 @@ def register_builtin(
 
 
 def _known(game: str) -> dict[str, tuple[Callable[..., object], str, str | None]]:
-    """`game`'s built-in players, its module imported first if need be."""
+    """`game`'s built-in players, its module imported first if need be; a game from a plugin gets
+    the generic `random` and the players its plugin brings."""
     if game not in _BUILTINS and game in _GAMES:
         importlib.import_module(_GAMES[game])
+    elif game not in _BUILTINS and (found := known_game(game)) is not None and not found.spec.tournament:
+        from .generic import RandomPlayer
+
+        register_builtin(game, "random", RandomPlayer, "answers a legal answer, uniformly at random")
+        for name, (factory, summary) in found.players().items():
+            register_builtin(game, name, factory, summary)
     return _BUILTINS.get(game, {})
+
+
+def known_game(game: str) -> Game | None:
+    """The plugin of the game called `game`, or None (no such game, or it did not load)."""
+    try:
+        return registered(game)
+    except UsageError:
+        return None
 
 
 def builtin_names(game: str) -> dict[str, str]:

@@ -22,8 +22,9 @@ from litestar.params import Parameter
 from litestar.static_files import create_static_files_router
 
 from matchlog import __version__
+from matchlog.engines import game as registered
 from matchlog.engines import names
-from matchlog.events import Forbidden
+from matchlog.events import Forbidden, UsageError
 from matchlog.replay.frames import Frame
 
 from .auth import Access
@@ -85,7 +86,7 @@ def _served(entry: str, title: str, **config: Any) -> Response[str]:
         entry,
         title,
         {"nav": True, "games": names(), **config},
-        importmap={"imports": {"matchlog/": "/static/js/"}},
+        importmap={"imports": {"matchlog/": "/static/js/", "matchlog/games/": "/games/"}},
         style='<link rel="stylesheet" href="/static/viewer.css">',
     )
     return Response(page, media_type=MediaType.HTML)
@@ -139,6 +140,24 @@ def match_frames(
     return log.frames(info.match_id, start=start, stop=min(last, start + FRAMES_PER_REQUEST - 1), as_seat=view)
 
 
+@get("/games/{script:str}", include_in_schema=False, sync_to_thread=False)
+def game_script(script: str) -> Response[bytes]:
+    """The ES module a game's plugin ships to draw its board (`Game.script`), as `NAME.js`."""
+    name, dot, kind = script.rpartition(".")
+    path = board_script(name) if dot and kind == "js" else None
+    if path is None:
+        return Response(b"no such board script", status_code=404, media_type=MediaType.TEXT)
+    return Response(path.read_bytes(), media_type="text/javascript")
+
+
+def board_script(game: str) -> Path | None:
+    """The ES module that draws `game`'s board, where its plugin ships one (else None)."""
+    try:
+        return registered(game).script if game in names() else None
+    except UsageError:
+        return None
+
+
 @route(get, "/api/matches/{match_id:str}/views", sync_to_thread=True, errors=(404,))
 def match_views(match_id: str, service: Service, access: Access) -> Views:
     """The views of the match the caller's token allows, and the one it gets by default."""
@@ -153,5 +172,6 @@ VIEWER_ROUTES = [
     stats_page,
     match_frames,
     match_views,
+    game_script,
     create_static_files_router(path="/static", directories=[STATIC], name="static", include_in_schema=False),
 ]

@@ -17,12 +17,10 @@ import matchlog
 from matchlog.cli import app
 from matchlog.dataset import parse_split, split_of
 from matchlog.engines import GAMES
-from matchlog.engines.encodings import ENCODINGS, NO_ACTION, encoding
-from matchlog.engines.views import shown_state
+from matchlog.engines.encodings import ENCODINGS, encoding
 from matchlog.events import UsageError
 from matchlog.proofs import verifier
-from matchlog.replay import timeline
-from matchlog.replay.steps import decisions
+from matchlog.testing import check_encoding
 
 from .conftest import Served
 from .twins import played
@@ -183,26 +181,8 @@ def test_an_existing_directory_with_files_is_never_written_into(log_copy: Path, 
 def test_every_decision_encodes_within_its_space_and_its_legal_answers_round_trip(game: str, seed: int):
     """For every decision of random matches: the tensor has the shape and bounds its match declares,
     the legal answers computed from the seat's view are the rules' own (from the whole state), and
-    each legal answer's index proposes that answer again."""
-    records = played(game, seed)
-    engine = GAMES[game]
-    code = encoding(game)
-    start = engine.start(records[0].event)  # type: ignore[arg-type]
-    shape, (low, high), size = code.shape(start), code.bounds(start), code.actions(start)
-    before = {step.record.seq: step.before for step in timeline(records)}
-    rows = decisions(records)
-    assert rows
-    for row in rows:
-        assert (len(row.observation),) == shape and low <= min(row.observation) and max(row.observation) <= high
-        whole = before[row.seq]
-        view = shown_state(engine, whole, row.seat)
-        assert engine.legal(view, row.seat) == engine.legal(whole, row.seat)
-        for option in engine.legal(view, row.seat):
-            index = code.action_of(view, option)
-            assert 0 <= index < size and code.event_of(view, row.seat, index) == option
-        assert row.action in row.legal or row.rejected or row.action == NO_ACTION
-    ended = [row for row in rows if row.terminal]
-    assert {row.seat for row in ended} == {row.seat for row in rows}
+    each legal answer's index proposes that answer again (the contract kit's check)."""
+    assert check_encoding(game, seed) > 0
 
 
 def test_an_index_outside_the_action_space_is_a_usage_error():
