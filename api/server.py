@@ -56,6 +56,8 @@ __all__ = ["ServerLog"]
 
 #: How many catalogue rows one request asks for when paging through them all.
 _PAGE = 10_000
+#: Matches one request for their events names (they travel in its URL).
+_MATCHES_A_REQUEST = 250
 _TIMEOUT = httpx.Timeout(connect=5.0, read=600.0, write=600.0, pool=600.0)
 
 
@@ -431,9 +433,16 @@ class ServerLog(Log):
     def events_frame(
         self, *, game: str | None = None, matches: Sequence[UUID | str] | None = None, flatten: bool = False
     ) -> Any:
+        ids = [self._id(m) for m in matches or ()]
+        if len(ids) > _MATCHES_A_REQUEST:  # a request carries its matches in its URL: ask in parts
+            import pyarrow as pa
+
+            parts = [ids[at : at + _MATCHES_A_REQUEST] for at in range(0, len(ids), _MATCHES_A_REQUEST)]
+            frames = [self.events_frame(game=game, matches=part, flatten=flatten) for part in parts]
+            return pa.concat_tables(frames, promote_options="default")
         params: list[tuple[str, Any]] = [("flatten", "true" if flatten else "false")]
         params += [("game", game)] if game is not None else []
-        params += [("match", self._id(m)) for m in matches or ()]
+        params += [("match", match) for match in ids]
         return self._frame("events", params)
 
     def results_frame(

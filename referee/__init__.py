@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from .knockout import KnockoutResult, run_knockout
     from .match import GameProtocol, MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder
     from .play import DEFAULT_TIMEOUT, RUNNERS, MatchResult, SeriesResult, play_match, play_series, resume_match
-    from .players import builtin_names, make_player, register_builtin, seats_from_specs, seats_taken_by
+    from .players import make_player, seats_from_specs, seats_taken_by
     from .porrinha import PorrinhaProtocol, RandomPlayer, ReasonerPlayer, Table
+    from .registry import builtin_names, register_builtin
     from .sandbox import Limits
 
 _WHERE = {
@@ -39,9 +40,9 @@ _WHERE = {
     "play_match": ".play",
     "play_series": ".play",
     "resume_match": ".play",
-    "builtin_names": ".players",
+    "builtin_names": ".registry",
     "make_player": ".players",
-    "register_builtin": ".players",
+    "register_builtin": ".registry",
     "seats_from_specs": ".players",
     "seats_taken_by": ".players",
     "PorrinhaProtocol": ".porrinha",

@@ -16,6 +16,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from rich.console import Console
 from rich.text import Text
 
@@ -32,12 +33,13 @@ from matchlog.engines.views import shown_event, shown_state
 from matchlog.events import Event, IllegalAction
 
 from .calls import Channel, PlayerLeft, Reply
-from .players import register_builtin
+from .messages import Messages
+from .registry import register_builtin, register_messages
 
 if TYPE_CHECKING:
     from .match import Referee
 
-__all__ = ["DavinciProtocol", "HumanPlayer", "RandomPlayer", "SeedAIPlayer", "candidates"]
+__all__ = ["DavinciMessages", "DavinciProtocol", "HumanPlayer", "RandomPlayer", "SeedAIPlayer", "candidates"]
 
 #: Invalid answers in a row that remove a player.
 MAX_INVALID = 3
@@ -367,6 +369,29 @@ class HumanPlayer:
             self.console.print(Text(f"Give a place from 0 to {size}.", style="red"))
 
 
+class DavinciMessages(Messages):
+    """Every call carries the player's `seat` and its `view` (`DavinciState` as that seat sees it:
+    other seats' hidden tiles and the pile are HIDDEN markers); observe adds the step's `text`."""
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+
+    def request(self, method: str, args: tuple[Any, ...]) -> dict[str, Any] | None:
+        if args and isinstance(args[0], DavinciState):
+            message = {"call": method, "seat": self.seat, "view": msgspec.to_builtins(args[0])}
+            if method == "observe" and len(args) == 2:
+                message["text"] = args[1]
+            return message
+        return super().request(method, args)
+
+    def arguments(self, message: dict[str, Any]) -> tuple[Any, ...]:
+        if "view" in message:
+            view = msgspec.convert(message["view"], DavinciState)
+            return (view, message["text"]) if message["call"] == "observe" else (view,)
+        return super().arguments(message)
+
+
+register_messages("davinci", DavinciMessages)
 register_builtin("davinci", "seed-ai", SeedAIPlayer, "the seed's AI: the tile with the fewest possibilities first")
 register_builtin("davinci", "random", RandomPlayer, "a random hidden tile, a random unseen number")
 register_builtin("davinci", "human", HumanPlayer, "you, at the terminal")
