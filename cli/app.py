@@ -3,17 +3,53 @@
 Every command takes `--db PATH` (default `matches.duckdb`, or `$MATCHLOG_DB`); every read command
 takes `--json`. Errors print one line, `error[code]: message`, and exit with status 2; `verify`
 exits with status 1 when it finds a problem. Each command group lives in a module of its own; importing
-them here registers them on the one typer application.
+them here registers them on the one typer application, and `base.HELP_SECTIONS` puts each in its
+section of `matchlog --help`.
 """
 
-# ruff: noqa: I001  (the commands register in the order --help lists them)
 from __future__ import annotations
 
-# Imported in the order `matchlog --help` lists them; each registers its commands on `app`.
-from . import play, tournament, duel, ratings, service, remote, inspect, check, proofs, query, write, dataset, archive, demo  # noqa: F401
-from .base import app
+from . import (
+    archive,
+    check,
+    dataset,
+    demo,
+    duel,
+    inspect,
+    play,
+    proofs,
+    query,
+    ratings,
+    remote,
+    service,
+    tournament,
+    write,
+)
+from .base import HELP_SECTIONS, app
 
 __all__ = ["app", "main"]
+
+_COMMANDS = (
+    archive,
+    check,
+    dataset,
+    demo,
+    duel,
+    inspect,
+    play,
+    proofs,
+    query,
+    ratings,
+    remote,
+    service,
+    tournament,
+    write,
+)
+
+# Each command carries its section of --help (as typer's rich help would show it too).
+_SECTION = {name: section for section, names in HELP_SECTIONS.items() for name in names}
+for _command in [*app.registered_commands, *app.registered_groups]:
+    _command.rich_help_panel = _SECTION.get(_command.name or "")
 
 
 def main() -> None:

@@ -14,6 +14,8 @@ from matchlog.referee.sandbox import confinement
 
 from .base import (
     DEFAULT_DB,
+    MAX_GAMES,
+    SEEDS,
     Db,
     app,
     open_log,
@@ -36,9 +38,10 @@ from .query import stats
 @app.command("demo")
 @reports_errors
 def demo(
-    games: Annotated[int, typer.Option(min=1, help="Matches of each game to play.")] = 5,
+    games: Annotated[int, typer.Option(min=1, max=MAX_GAMES, help="Matches of each game to play.")] = 5,
     seed: Annotated[
-        int | None, typer.Option(help="Seed for chance and the players (default: a new one each time, printed).")
+        int | None,
+        typer.Option(**SEEDS, help="Seed for chance and the players (default: a new one each time, printed)."),
     ] = None,
     db: Db = DEFAULT_DB,
 ) -> None:

@@ -9,6 +9,7 @@ import typer
 
 from .base import (
     DEFAULT_DB,
+    MAX_SEQ,
     Archive,
     AsSeat,
     Db,
@@ -38,7 +39,9 @@ def list_matches(
     since: Annotated[
         str | None, typer.Option(help="Only matches started at or after this date (YYYY-MM-DD[THH:MM], UTC).")
     ] = None,
-    limit: Annotated[int, typer.Option(min=1, help="At most this many, newest first (a huge number: all).")] = 50,
+    limit: Annotated[
+        int, typer.Option(min=1, max=MAX_SEQ, help="At most this many, newest first (a huge number: all).")
+    ] = 50,
     offset: Annotated[int, typer.Option(min=0, max=1_000_000_000, help="Skip this many first (paging).")] = 0,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -61,7 +64,9 @@ def list_matches(
 @reports_errors
 def show(
     match: Match,
-    at: Annotated[int | None, typer.Option("--at", help="The state after this seq (default: the last).")] = None,
+    at: Annotated[
+        int | None, typer.Option("--at", min=0, max=MAX_SEQ, help="The state after this seq (default: the last).")
+    ] = None,
     as_seat: AsSeat = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -94,8 +99,8 @@ def show(
 @reports_errors
 def replay(
     match: Match,
-    start: Annotated[int, typer.Option("--from", help="First seq to print.", min=0)] = 0,
-    stop: Annotated[int | None, typer.Option("--to", help="Last seq to print.", min=0)] = None,
+    start: Annotated[int, typer.Option("--from", help="First seq to print.", min=0, max=MAX_SEQ)] = 0,
+    stop: Annotated[int | None, typer.Option("--to", help="Last seq to print.", min=0, max=MAX_SEQ)] = None,
     as_seat: AsSeat = None,
     db: Db = DEFAULT_DB,
     server: Server = None,

@@ -12,7 +12,7 @@ import typer
 
 from matchlog.events import UsageError
 
-from .base import DEFAULT_DB, AsSeat, Db, Json, Match, Server, app, open_log, read_file, reports_errors
+from .base import DEFAULT_DB, MAX_SEQ, AsSeat, Db, Json, Match, Server, app, open_log, read_file, reports_errors
 from .output import console, emit_json
 
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write it to this file (default: stdout).")]
@@ -124,7 +124,9 @@ def receipt(match: Match, db: Db = DEFAULT_DB, server: Server = None, output: Ou
 @reports_errors
 def prove(
     match: Match,
-    seq: Annotated[int | None, typer.Option(min=0, help="Prove this one event instead of the whole match.")] = None,
+    seq: Annotated[
+        int | None, typer.Option(min=0, max=MAX_SEQ, help="Prove this one event instead of the whole match.")
+    ] = None,
     against: Annotated[
         Path | None,
         typer.Option(help="A checkpoint or receipt you hold: the bundle also proves the log only grew since."),

@@ -20,6 +20,7 @@ from matchlog.store import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
 
 from .base import (
     DEFAULT_DB,
+    MAX_TIMEOUT,
     Archive,
     Db,
     Json,
@@ -94,7 +95,7 @@ def sql(
         str, typer.Argument(help="One SELECT over the tables events, matches, seats, figures and the views.")
     ],
     timeout: Annotated[
-        float, typer.Option(min=0.001, help="Stop the query after this many seconds.")
+        float, typer.Option(min=0.001, max=MAX_TIMEOUT, help="Stop the query after this many seconds.")
     ] = DEFAULT_SQL_TIMEOUT,
     max_rows: Annotated[
         int, typer.Option("--max-rows", min=1, max=10_000_000, help="Print at most this many rows.")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .base import DEFAULT_DB, Db, reports_errors, serve_app
+from .base import DEFAULT_DB, MAX_TIMEOUT, Db, reports_errors, serve_app
 from .output import console
 
 
@@ -27,6 +27,7 @@ def serve(
             "--checkpoint-every",
             metavar="SECONDS",
             min=0,
+            max=MAX_TIMEOUT,
             help="Sign a checkpoint of the log's tree this often, when it has grown (0: only on request).",
         ),
     ] = 60.0,

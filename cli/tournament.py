@@ -23,7 +23,11 @@ if TYPE_CHECKING:
 from .base import (
     DEFAULT_DB,
     FISH_TIMEOUT,
+    MAX_GAMES,
+    MAX_JOBS,
+    MAX_SEAT,
     Db,
+    GameTimeout,
     Json,
     Quiet,
     Seed,
@@ -66,9 +70,12 @@ def _options(given: list[str]) -> dict[str, Any]:
 def tournament(
     game: Annotated[str, typer.Argument(help="The game (matchlog games lists them).")],
     player: Annotated[list[str], players_option("see matchlog games")],
-    games: Annotated[int, typer.Option(min=1, help="Matches in all, spread over every table and seat order.")] = 100,
+    games: Annotated[
+        int, typer.Option(min=1, max=MAX_GAMES, help="Matches in all, spread over every table and seat order.")
+    ] = 100,
     jobs: Annotated[
-        int | None, typer.Option(min=1, help="Worker processes (default: one per core; at most the cores).")
+        int | None,
+        typer.Option(min=1, max=MAX_JOBS, help="Worker processes (default: one per core; at most the cores)."),
     ] = None,
     force_jobs: Annotated[
         bool, typer.Option("--force-jobs", help="Allow --jobs beyond the cores of this machine.")
@@ -82,15 +89,14 @@ def tournament(
             "instead of worker processes here; needs matchlog[ray].",
         ),
     ] = None,
-    seats: Annotated[int | None, typer.Option(min=1, help="Players per table (default: the game's least).")] = None,
+    seats: Annotated[
+        int | None, typer.Option(min=1, max=MAX_SEAT + 1, help="Players per table (default: the game's least).")
+    ] = None,
     option: Annotated[
         list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
     ] = None,
     seed: Seed = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(min=0.001, help="Seconds a user player may take per call (default: 30 for Fish, else 10)."),
-    ] = None,
+    timeout: GameTimeout = None,
     knockout: Annotated[
         bool,
         typer.Option(

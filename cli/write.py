@@ -16,6 +16,9 @@ from matchlog.referee.players import seats_taken_by
 
 from .base import (
     DEFAULT_DB,
+    MAX_SEAT,
+    MAX_SEQ,
+    MAX_TIMEOUT,
     Db,
     Json,
     Match,
@@ -84,7 +87,7 @@ def abandon_command(
 @reports_errors
 def fork_command(
     match: Match,
-    at: Annotated[int, typer.Option("--at", help="The last seq to copy.", min=0)],
+    at: Annotated[int, typer.Option("--at", help="The last seq to copy.", min=0, max=MAX_SEQ)],
     player: Annotated[
         list[str] | None,
         typer.Option(
@@ -97,7 +100,9 @@ def fork_command(
     seed: Seed = None,
     timeout: Annotated[
         float | None,
-        typer.Option(min=0.001, help="With -p: seconds a user player may take per call (30 for Fish, else 10)."),
+        typer.Option(
+            min=0.001, max=MAX_TIMEOUT, help="With -p: seconds a user player may take per call (30 for Fish, else 10)."
+        ),
     ] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -146,11 +151,16 @@ def export(
         ),
     ] = Format.jsonl,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default stdout).")] = None,
-    at: Annotated[int | None, typer.Option("--at", min=0, help="fish-state: the State at this seq.")] = None,
+    at: Annotated[
+        int | None, typer.Option("--at", min=0, max=MAX_SEQ, help="fish-state: the State at this seq.")
+    ] = None,
     as_seat: Annotated[
         int | None,
         typer.Option(
-            "--as-seat", min=-1, help="Only what this seat saw (-1: a spectator); JSON Lines (not importable) or HTML."
+            "--as-seat",
+            min=-1,
+            max=MAX_SEAT,
+            help="Only what this seat saw (-1: a spectator); JSON Lines (not importable) or HTML.",
         ),
     ] = None,
     db: Db = DEFAULT_DB,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from functools import lru_cache
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -100,16 +100,20 @@ class FishRule:
     UNREACHABLE = "fish.unreachable"
 
 
+#: The most tiles a board has (rows x columns; either side at most this too).
+MAX_TILES = 400
+
+
 class FishOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The board: `rows` x `columns` tiles, each with `fish` fish; or, with `random_board`, 1 to 5 fish
     at random, `holes` holes, and at least `one_fish` tiles with a single fish."""
 
-    rows: int = 5
-    columns: int = 5
-    fish: int = 3
+    rows: Annotated[int, msgspec.Meta(ge=1, le=MAX_TILES)] = 5
+    columns: Annotated[int, msgspec.Meta(ge=1, le=MAX_TILES)] = 5
+    fish: Annotated[int, msgspec.Meta(ge=1, le=MAX_FISH)] = 3
     random_board: bool = False
-    holes: int = 0
-    one_fish: int = 0
+    holes: Annotated[int, msgspec.Meta(ge=0, le=MAX_TILES)] = 0
+    one_fish: Annotated[int, msgspec.Meta(ge=0, le=MAX_TILES)] = 0
 
 
 class FishState(msgspec.Struct, frozen=True, kw_only=True):
@@ -593,9 +597,9 @@ def _is_int(value: object) -> bool:
 def _check_board_options(options: FishOptions, players: int) -> None:
     tiles = options.rows * options.columns
     penguins = players * (6 - players)
-    if not (options.rows >= 1 and options.columns >= 1 and tiles <= 400):
+    if not (options.rows >= 1 and options.columns >= 1 and tiles <= MAX_TILES):
         raise UsageError(
-            f"a board of {options.rows}x{options.columns} is not one Fish can use (1 to 400 tiles)",
+            f"a board of {options.rows}x{options.columns} is not one Fish can use (1 to {MAX_TILES} tiles)",
             code="usage.options",
         )
     if not options.random_board and not 1 <= options.fish <= MAX_FISH:

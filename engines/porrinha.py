@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -80,6 +80,12 @@ class PorrinhaRule:
     GUESS_TAKEN = "porrinha.guess_taken"
 
 
+#: The most chopsticks a player may hold, at the start or in a position. Every chopstick costs at least
+#: one round, and as many more as it takes someone to guess the total right (a hand and the guesses
+#: grow with it): with many more, a match would run for hours without being a different game.
+MAX_CHOPSTICKS = 100
+
+
 class PorrinhaOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Chopsticks each player starts with, and what an invalid answer costs.
 
@@ -87,7 +93,7 @@ class PorrinhaOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     `strict`: the player who gives an invalid answer is removed from the game.
     """
 
-    chopsticks: int = 3
+    chopsticks: Annotated[int, msgspec.Meta(ge=1, le=MAX_CHOPSTICKS)] = 3
     policy: Literal["lenient", "strict"] = "lenient"
 
 
@@ -422,8 +428,6 @@ class Porrinha:
         return line
 
 
-#: The most chopsticks a position may give one player (a hand and the guesses grow with it).
-MAX_CHOPSTICKS = 100
 _POSITION = re.compile(
     r"\s*(?P<chopsticks>[0-9]{1,6}(?:\s*,\s*[0-9]{1,6})*)(?:\s+first\s*=\s*(?P<first>[0-9]{1,6}))?\s*"
 )

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.main import get_command
 from typer.testing import CliRunner
 
 from matchlog.cli import app
+from matchlog.cli.base import MAX_SEAT
+from matchlog.engines import get as get_engine
+from matchlog.engines import parse_options
+from matchlog.engines.contract import MAX_SEATS
 from matchlog.engines.porrinha import CLOSED_HAND
+from matchlog.events import UsageError
 from matchlog.store import Store
 
 runner = CliRunner()
@@ -51,31 +61,83 @@ def played(db: str) -> list[str]:
     return [m["match_id"] for m in json.loads(out)["matches"]]
 
 
-def test_help_explains_every_command():
+def commands() -> dict[str, object]:
+    """Every command of `matchlog` by its full name (`play porrinha`, `list`, ...), groups included."""
+    found: dict[str, object] = {}
+
+    def walk(command: object, path: tuple[str, ...]) -> None:
+        if path:
+            found[" ".join(path)] = command
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            walk(sub, (*path, name))
+
+    walk(get_command(app), ())
+    return found
+
+
+def test_help_lists_every_command_in_the_section_a_person_looks_in():
     out, _ = invoke("--help")
-    for command in (
-        "play",
-        "list",
-        "show",
-        "replay",
-        "verify",
-        "undo",
-        "fork",
-        "export",
-        "import",
-        "sql",
-        "schema",
-        "stats",
-        "audit",
-        "abandon",
-        "tournament",
-        "serve",
-        "client",
-        "demo",
-    ):
-        assert command in out
+    sections = [line.rstrip(":") for line in out.splitlines() if line.endswith(":") and not line.startswith(" ")]
+    assert sections == ["Options", "Play", "Read", "Check", "Share", "Serve"]
+    top = [name for name in commands() if " " not in name]
+    assert {"duel", "duel-report", "ratings", "dataset", "play", "list", "verify", "export", "serve"} <= set(top)
+    listed = re.findall(r"^  (\S+)  ", out.split("Play:")[1], re.M)
+    assert sorted(listed) == sorted(top) and "Other:" not in out
+    play_section = out.split("Play:")[1].split("Read:")[0]
+    assert play_section.split()[0] == "play" and "duel" in play_section
     out, _ = invoke("play", "porrinha", "--help")
     assert "--chopsticks" in out and "--policy" in out and "path/to/file.py:Class" in out
+
+
+def test_every_numeric_option_of_every_command_has_bounds():
+    unbounded = [
+        (name, parameter.opts)
+        for name, command in commands().items()
+        for parameter in getattr(command, "params", [])
+        if parameter.type_descriptor.annotation in (int, float) and (parameter.min is None or parameter.max is None)
+    ]
+    assert unbounded == []
+    assert MAX_SEAT == MAX_SEATS - 1
+
+
+GAME_OPTIONS = {  # a command's option -> the game's option it sets
+    ("play porrinha", "chopsticks"): ("porrinha", "chopsticks"),
+    ("play fish", "rows"): ("fish", "rows"),
+    ("play fish", "cols"): ("fish", "columns"),
+    ("play fish", "holes"): ("fish", "holes"),
+    ("play fish", "one_fish"): ("fish", "one_fish"),
+    ("serve fish", "rows"): ("fish", "rows"),
+}
+
+
+def _bounds(game: str, field: str) -> tuple[int, int]:
+    options = get_engine(game).spec.options
+    meta = typing.get_type_hints(options, include_extras=True)[field].__metadata__[0]
+    return meta.ge, meta.le
+
+
+@pytest.mark.parametrize(("command", "option"), list(GAME_OPTIONS))
+def test_a_games_option_has_the_bounds_of_its_options_type_on_the_command_line(command: str, option: str):
+    parameter = next(p for p in commands()[command].params if p.name == option)  # type: ignore[attr-defined]
+    assert (parameter.min, parameter.max) == _bounds(*GAME_OPTIONS[command, option])
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_games_options_out_of_their_bounds_are_refused_with_a_clear_error(data: st.DataObject):
+    game, field = data.draw(st.sampled_from(sorted(set(GAME_OPTIONS.values()) | {("knockout", "largest")})))
+    low, high = _bounds(game, field)
+    value = data.draw(st.one_of(st.integers(max_value=low - 1), st.integers(min_value=high + 1)))
+    with pytest.raises(UsageError) as refused:
+        parse_options(get_engine(game).spec, {field: value})
+    assert refused.value.code == "usage.options" and field in str(refused.value)
+    assert parse_options(get_engine(game).spec, {field: data.draw(st.integers(low, high))}) is not None
+
+
+def test_play_porrinha_with_100000_chopsticks_is_refused_before_it_plays(db: str):
+    _, err = invoke("play", "porrinha", "-p", "random", "-p", "random", "--chopsticks", "100000", "--db", db, code=2)
+    assert err.startswith("error[usage]") and "--chopsticks" in err and "100" in err
+    assert not Path(db).exists()
 
 
 def test_play_records_matches_and_prints_places(db: str):
