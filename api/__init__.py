@@ -95,14 +95,16 @@ def open(
         return ArchiveLog(text)
     from .locate import admin_token, read_server_file
 
+    mode = mode or ("write" if write else "read")
     served = read_server_file(text) if text != ":memory:" else None
-    if served is not None:
+    if served is not None:  # read-only unless asked, as the file itself would be
         from .server import ServerLog
 
-        return ServerLog(served.url, token=token or admin_token(text) or os.environ.get("MATCHLOG_TOKEN"))
+        token = token or admin_token(text) or os.environ.get("MATCHLOG_TOKEN")
+        return ServerLog(served.url, token=token, read_only=mode == "read")
     from .file import FileLog
 
-    return FileLog(Path(text) if text != ":memory:" else text, mode=mode or ("write" if write else "read"))
+    return FileLog(Path(text) if text != ":memory:" else text, mode=mode)
 
 
 def __getattr__(name: str) -> Any:

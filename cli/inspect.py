@@ -7,6 +7,8 @@ from typing import Annotated
 import msgspec
 import typer
 
+from matchlog.events import UsageError
+
 from .base import (
     DEFAULT_DB,
     MAX_SEQ,
@@ -108,6 +110,8 @@ def replay(
     json: Json = False,
 ) -> None:
     """Replay a match step by step: one event a line, with what it changed."""
+    if stop is not None and stop < start:
+        raise UsageError(f"--to {stop} comes before --from {start}: give the first seq first", code="usage.range")
     with open_log(db, server, archive=archive) as log:
         info = log.info(match)
         lines = log.lines(info.match_id, start=start, stop=stop, as_seat=as_seat)

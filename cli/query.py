@@ -159,7 +159,7 @@ def schema(
     if tag is not None:
         if tag not in by_tag:
             raise UsageError(f"no event type {tag!r}; `matchlog schema` lists them all", code="usage.tag")
-        emit_json({"$ref": f"#/$defs/{by_tag[tag]}", "$defs": definitions})
+        emit_json(json_schema(tag))
     elif json:
         emit_json(document)
     else:
@@ -193,13 +193,20 @@ def games(json: Json = False) -> None:
         emit_json(listing)
         return
     for entry in listing:
-        most = entry["players"][1] or "any number of"
+        least, most = entry["players"]
+        table = (
+            f"{least} players"
+            if least == most
+            else f"{least} or more players"
+            if most is None
+            else f"{least} to {most} players"
+        )
         kind = (
             " (the record a knockout tournament keeps; see matchlog tournament --knockout)"
             if entry["tournament"]
             else ""
         )
-        console.out(f"{entry['game']}: {entry['title']}, {entry['players'][0]} to {most} players{kind}")
+        console.out(f"{entry['game']}: {entry['title']}, {table}{kind}")
         console.out("  options: " + ", ".join(f"{k}={v}" for k, v in entry["options"].items()))
         for name, summary_text in entry["builtin_players"].items():
             console.out(f"  player {name}: {summary_text}")

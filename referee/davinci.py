@@ -301,16 +301,24 @@ class HumanPlayer:
         self.seat = view.turn
         self.draw(view)
         opponents = [t for t in view.active_seats if t != view.turn]
+        numbers = f"0-11{' or joker' if view.options.jokers else ''}"
         while True:
-            hint = "position number" if len(opponents) == 1 else "seat position number"
-            words = self._line(
-                f"Your guess ({hint}; a number 0-11{', or joker' if view.options.jokers else ''}): "
-            ).split()
+            words = self._line(f"Your guess ({self._example(view, opponents)}; a number is {numbers}): ").split()
             guess = self._parse_guess(view, opponents, words)
             if isinstance(guess, str):
                 self.console.print(Text(guess, style="red"))
                 continue
             return guess
+
+    @staticmethod
+    def _example(view: DavinciState, opponents: list[int]) -> str:
+        """What a guess is typed as here, with an example from this table: `position number` against
+        one opponent (its seat may be given too), `seat position number` against more."""
+        target = opponents[0]
+        position = next((p for p, shown in enumerate(view.revealed[target]) if not shown), 0)
+        if len(opponents) == 1:
+            return f"position number, e.g. {position} 7 for {view.names[target]}'s tile {position}"
+        return f"seat position number, e.g. {target} {position} 7 for {view.names[target]}'s tile {position}"
 
     def _parse_guess(
         self, view: DavinciState, opponents: list[int], words: list[str]
@@ -318,7 +326,7 @@ class HumanPlayer:
         if len(words) == 2 and len(opponents) == 1:
             words = [str(opponents[0]), *words]
         if len(words) != 3:
-            return "Give a seat, a position and a number, e.g. 1 2 7."
+            return f"Give {self._example(view, opponents)}."
         try:
             target, position = int(words[0]), int(words[1])
         except ValueError:

@@ -459,7 +459,8 @@ def test_play_davinci_with_a_human_at_the_terminal_then_replay_as_that_seat(db: 
         app, ["play", "davinci", "-p", "human", "-p", "seed-ai", "--seed", "2", "--db", db], input="zebra\n0 5\nquit\n"
     )
     assert result.exit_code == 0, result.stdout
-    assert "Give a seat, a position and a number" in result.stdout
+    assert "Your guess (position number, e.g. 0 7 for seed-ai's tile 0; a number is 0-11)" in result.stdout
+    assert "Give position number, e.g. 0 7 for seed-ai's tile 0." in result.stdout
     assert "1st seed-ai, 2nd human" in result.stdout
     listed = json.loads(invoke("list", "--db", db, "--json")[0])
     match_id = listed[0]["match_id"]
