@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from typer.main import get_command
 from typer.testing import CliRunner
 
+import matchlog
 from matchlog.cli import app
 from matchlog.cli.base import MAX_SEAT
 from matchlog.engines import get as get_engine
@@ -353,7 +354,9 @@ def test_schema_lists_the_event_types_and_prints_every_schema_or_one():
     document = json.loads(invoke("schema", "--json")[0])
     assert "GuessMade" in document["$defs"]
     one = json.loads(invoke("schema", "porrinha.guess_made")[0])
-    assert one["$ref"].endswith("GuessMade")
+    assert one["$ref"].endswith("GuessMade") and list(one["$defs"]) == ["GuessMade"]  # that one, not every event
+    started = json.loads(invoke("schema", "match.started")[0])
+    assert "MatchStarted" in started["$defs"] and "Seat" in started["$defs"] and "GuessMade" not in started["$defs"]
     _, err = invoke("schema", "chess.moved", code=2)
     assert "error[usage.tag]" in err
 
@@ -386,6 +389,46 @@ def test_games_lists_games_players_and_options():
     assert "reasoner" in listing["porrinha"]["builtin_players"]
     assert "heuristic" in listing["backgammon"]["builtin_players"]
     assert listing["backgammon"]["options"] == {"rules": "standard", "move_by_turn_rolls": False}
+    said = {line.split(":")[0]: line for line in invoke("games")[0].splitlines() if not line.startswith(" ")}
+    assert "Backgammon, 2 players" in said["backgammon"] and " to 2 " not in said["backgammon"]
+    assert "2 to 4 players" in said["fish"] and "2 or more players" in said["porrinha"]
+
+
+def test_replay_refuses_a_range_that_ends_before_it_starts(db: str, played: list[str]):
+    _, err = invoke("replay", played[0], "--from", "30", "--to", "10", "--db", db, code=2)
+    assert err.startswith("error[usage.range]") and "--to 10" in err and "--from 30" in err
+    with matchlog.open(db) as log, pytest.raises(UsageError) as refused:
+        log.lines(played[0], start=30, stop=10)
+    assert refused.value.code == "usage.range"
+    assert invoke("replay", played[0], "--from", "3", "--to", "3", "--db", db)[0].count("\n") == 1
+
+
+def test_proof_commands_say_what_is_missing_first_and_the_key_reads_as_json(db: str, played: list[str], tmp_path: Path):
+    _, err = invoke("check", str(tmp_path / "nofile.bundle"), "--key", "x", code=2)
+    assert err.startswith("error[usage.file]") and "nofile.bundle" in err  # the file, before the key
+    key = json.loads(invoke("key", "--json", "--db", db)[0])
+    assert key["key"] == invoke("key", "--db", db)[0].strip()
+    assert key["key"].startswith(f"{key['name']}+{key['key_id']}+") and len(key["key_id"]) == 8
+    checkpoint = tmp_path / "held.checkpoint"
+    invoke("checkpoint", "-o", str(checkpoint), "--db", db)
+    Path(db + ".key").unlink()  # a log whose key is kept elsewhere
+    _, err = invoke("verify", "--against", str(checkpoint), "--db", db, code=2)
+    assert "--key" in err, err
+    assert (
+        "the log is what the 1 checkpoint"
+        in invoke("verify", "--against", str(checkpoint), "--key", key["key"], "--db", db)[0]
+    )
+
+
+def test_a_text_record_holds_a_resumed_match_and_imports_it(db: str, played: list[str], tmp_path: Path):
+    invoke("undo", played[0], "--reason", "appeal", "--db", db)
+    invoke("resume", played[0], "-p", "random", "-p", "random", "-p", "random", "--seed", "1", "--db", db)
+    record = tmp_path / "resumed.txt"
+    invoke("export", played[0], "--format", "text", "-o", str(record), "--db", db)
+    assert 'resumed players "random" "random" "random" unconfined' in record.read_text()
+    copy = str(tmp_path / "copy.duckdb")
+    invoke("import", str(record), "--db", copy)
+    assert "no findings" in invoke("audit", "--all", "--db", copy)[0]
 
 
 @pytest.mark.parametrize(

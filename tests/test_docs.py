@@ -357,6 +357,27 @@ def test_every_test_the_guarantees_table_names_exists():
     assert named >= 10
 
 
+_OUR_VERSION = re.compile(
+    r"\b(?:matchlog|before|since|until|after|from|in) v?(\d+\.\d+(?:\.\d+)?)\b(?!\s*(?:s\b|ms\b|%|seconds|x\b))"
+)
+
+
+def test_no_text_names_a_version_of_matchlog_that_does_not_exist():
+    ours = tuple(
+        int(part) for part in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"].split(".")
+    )
+    later = []
+    for folder in [*PACKAGE_DIRS.values(), "docs"]:
+        for source in sorted((ROOT / folder).rglob("*")):
+            if source.suffix not in (".py", ".md") or not source.is_file():
+                continue
+            for found in _OUR_VERSION.finditer(source.read_text()):
+                named = tuple(int(part) for part in found.group(1).split("."))
+                if named[:1] == (0,) and named + (0,) * (3 - len(named)) > ours:
+                    later.append(f"{source.relative_to(ROOT)}: {found.group(0)!r}")
+    assert later == []
+
+
 def test_nothing_in_the_repository_points_at_the_developers_notes_outside_it():
     outside = ("../" + "shared", "/work/" + "shared")
     kept = {".py", ".md", ".toml", ".yml", ".yaml", ".txt", ".c", ".js", ".css", ".html", ""}
