@@ -52,6 +52,7 @@ from .output import (
     errors,
     short,
 )
+from .rulings import match_rulings, print_match_rulings, print_series_rulings, series_rulings
 
 # -- play --------------------------------------------------------------------------------------
 
@@ -261,12 +262,15 @@ def play_and_report(
     memory: int = 1024,
 ) -> None:
     played: list[MatchResult] = []
+    rulings: dict[Any, list[dict[str, Any]]] = {}
     say_unconfined(unconfined)
 
     def report(result: MatchResult) -> None:
         played.append(result)
+        rulings[result.match_id] = match_rulings(log.read(result.match_id), result.seats)
         if not (json or quiet):
             console.out(f"match {short(result.match_id)}  {placed(result)}")
+            print_match_rulings(rulings[result.match_id])
 
     with open_log(db, server, create=True) as log:
         try:
@@ -302,6 +306,7 @@ def play_and_report(
                             "places": list(m.outcome.places),
                             "winners": list(m.outcome.winners),
                             "result": m.outcome.result,
+                            "rulings": rulings.get(m.match_id, []),
                         }
                         for m in series.matches
                     ],
@@ -314,6 +319,8 @@ def play_and_report(
         if games > 1:
             console.print(_places_table(series.places, len(specs)))
         count = len(series.matches)
+        if games > 1 or quiet:
+            print_series_rulings(series_rulings(log, series.series_id), count)
         verdict = "their hash chains verify" if not findings else f"verify found {len(findings)} problem(s)!"
         console.out(f"{count} match{'es' if count != 1 else ''} recorded in {db}; {verdict}")
 

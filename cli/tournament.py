@@ -47,6 +47,7 @@ from .output import (
     short_spec,
 )
 from .play import InProcess, Memory, Unconfined, say_unconfined
+from .rulings import print_series_rulings, series_rulings
 
 # -- tournaments -------------------------------------------------------------------------------
 
@@ -201,8 +202,10 @@ def tournament(
         finally:
             if progress.live.is_started:  # stopping one never started would print a blank line
                 progress.stop()
+    with open_log(db, server) as store:
+        rulings = series_rulings(store, result.tournament_id)
     if json:
-        emit_json(result)
+        emit_json({**msgspec.to_builtins(result), "rulings": rulings})
     else:
         table = Table(show_edge=False, box=None, header_style="bold", pad_edge=False, collapse_padding=True)
         # The strategy column only when it says more than the names (`-p alice=random`).
@@ -233,6 +236,7 @@ def tournament(
         )
         if result.unfinished or result.interrupted:
             console.out(f"interrupted: {result.unfinished} unfinished match(es) were ended as abandoned")
+        print_series_rulings(rulings, result.finished + result.unfinished)
     for failure in result.failures[:5]:
         error_line(failure, "tournament.failed")
     if len(result.failures) > 5:

@@ -141,6 +141,42 @@ def test_play_porrinha_with_100000_chopsticks_is_refused_before_it_plays(db: str
     assert not Path(db).exists()
 
 
+SLOW_PLAYER = """
+import time
+
+
+class Player:
+    def hand(self, table):
+        time.sleep(1)
+        return 0
+
+    def guess(self, table):
+        return 0
+"""
+
+
+def test_a_removed_player_is_shown_in_plays_and_tournaments_output_with_why(db: str, tmp_path: Path):
+    (tmp_path / "slow.py").write_text(SLOW_PLAYER)
+    slow = f"slow={tmp_path / 'slow.py'}:Player"
+    common = ["--timeout", "0.2", "--seed", "1", "--in-process", "--db", db]
+    out, _ = invoke("play", "porrinha", "-p", "random", "-p", slow, "--games", "2", *common)
+    removed = [line for line in out.splitlines() if "slow removed: player.timeout" in line]
+    assert len(removed) == 2 and all("no answer within 0.2 s" in line for line in removed), out
+    assert "slow: removed in 2 of 2 matches: player.timeout" in out
+    report = json.loads(invoke("play", "porrinha", "-p", "random", "-p", slow, "--json", *common)[0])
+    [ruling] = report["matches"][0]["rulings"]
+    assert ruling["name"] == "slow" and ruling["ruling"] == "removed" and ruling["code"] == "player.timeout"
+    assert "within 0.2 s" in ruling["why"] and ruling["seat"] == 1
+    out, _ = invoke("tournament", "porrinha", "-p", "random", "-p", slow, "--games", "2", "--jobs", "1", *common)
+    assert "slow: removed in 2 of 2 matches: player.timeout (hand() gave no answer within 0.2 s)" in out
+    report = json.loads(
+        invoke("tournament", "porrinha", "-p", "random", "-p", slow, "--games", "2", "--jobs", "1", "--json", *common)[
+            0
+        ]
+    )
+    assert [(r["name"], r["code"], r["matches"]) for r in report["rulings"]] == [("slow", "player.timeout", 2)]
+
+
 def test_play_records_matches_and_prints_places(db: str):
     out, _ = invoke("play", "porrinha", "-p", "random", "-p", "reasoner", "--games", "2", "--seed", "1", "--db", db)
     assert out.count("match ") == 2 and "2 matches recorded" in out

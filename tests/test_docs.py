@@ -378,6 +378,15 @@ def test_no_text_names_a_version_of_matchlog_that_does_not_exist():
     assert later == []
 
 
+def test_the_pages_say_end_round_reaches_players_out_of_the_game_as_the_referee_does():
+    # tests/test_referee_porrinha.py::test_end_round_reaches_players_out_of_the_game_but_not_removed_ones
+    # holds what the referee does; the pages must say the same.
+    for page in ("protocol.md", "rules.md"):
+        text = " ".join((DOCS / page).read_text().split())
+        said = text[text.index("`end_round` (") if page == "protocol.md" else text.index("`end_round` is called") :]
+        assert "out of the game" in said[:160] and "who played the round" not in said[:160], page
+
+
 def test_nothing_in_the_repository_points_at_the_developers_notes_outside_it():
     outside = ("../" + "shared", "/work/" + "shared")
     kept = {".py", ".md", ".toml", ".yml", ".yaml", ".txt", ".c", ".js", ".css", ".html", ""}
