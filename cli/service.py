@@ -19,7 +19,9 @@ def serve(
     host: Annotated[
         str, typer.Option(help="The address to listen on: loopback unless you mean to serve others.")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="The TCP port (0: any free one).")] = 8080,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, envvar="MATCHLOG_PORT", help="The TCP port (0: any free one).")
+    ] = 8080,
     access_log: Annotated[bool, typer.Option("--access-log", help="Print a line for every request.")] = False,
     checkpoint_every: Annotated[
         float,
