@@ -18,7 +18,6 @@ from typer.exceptions import TyperException
 
 from matchlog.engines.fish import MAX_TILES
 from matchlog.events import MatchlogError, UsageError
-from matchlog.store import is_interrupt
 
 if TYPE_CHECKING:
     from matchlog import Log
@@ -210,6 +209,8 @@ def reports_errors(command: F) -> F:
         except (typer.Exit, typer.Abort):
             raise
         except Exception as error:
+            from matchlog.store import is_interrupt
+
             if is_interrupt(error):  # Ctrl-C while DuckDB ran a statement: it was rolled back
                 error_line("interrupted; everything acknowledged before is in the log", "interrupted")
                 raise typer.Exit(130) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import msgspec
@@ -15,7 +15,9 @@ from rich.text import Text
 
 from matchlog.engines import ordinal
 from matchlog.events import MatchlogError, us_to_datetime
-from matchlog.store import Finding, MatchInfo
+
+if TYPE_CHECKING:
+    from matchlog.store import Finding, MatchInfo
 
 __all__ = [
     "console",

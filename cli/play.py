@@ -9,14 +9,18 @@ import inspect
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from matchlog.engines import ordinal
+
+if TYPE_CHECKING:
+    from matchlog.referee import MatchResult
 from matchlog.engines.porrinha import MAX_CHOPSTICKS
-from matchlog.referee import DEFAULT_TIMEOUT, Limits, MatchResult, play_series, resume_match
+from matchlog.referee.calls import DEFAULT_TIMEOUT
+from matchlog.referee.sandbox import Limits
 
 from .base import (
     DEFAULT_DB,
@@ -274,6 +278,8 @@ def play_and_report(
 
     with open_log(db, server, create=True) as log:
         try:
+            from matchlog.referee import play_series
+
             series = play_series(
                 game,
                 specs,
@@ -392,6 +398,8 @@ def resume_and_report(
     """Resume a match, print its result (unless `json`), and return it for --json."""
     if timeout is None:
         timeout = FISH_TIMEOUT if store.info(match_id).game == "fish" else DEFAULT_TIMEOUT
+    from matchlog.referee import resume_match
+
     result = resume_match(store, match_id, specs, seed=seed, timeout=timeout, in_process=in_process, limits=limits)
     findings = store.verify([result.match_id]).findings
     if not json:

@@ -16,7 +16,7 @@ from matchlog.engines import get as get_engine
 from matchlog.engines import names as game_names
 from matchlog.events import UsageError, json_schema
 from matchlog.referee import builtin_names
-from matchlog.store import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
+from matchlog.store.limits import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
 
 from .base import (
     DEFAULT_DB,

@@ -10,9 +10,7 @@ from typing import IO, Annotated
 
 import typer
 
-from matchlog import formats
 from matchlog.events import ImportRejected, MatchlogError, StoreError, UsageError, encode
-from matchlog.referee.players import seats_taken_by
 
 from .base import (
     DEFAULT_DB,
@@ -116,6 +114,8 @@ def fork_command(
     with open_log(db, server) as log:
         source = log.info(match).match_id
         if player:  # the players must fit the seats before there is a fork to leave unplayed
+            from matchlog.referee.players import seats_taken_by
+
             started = log.read(source, stop=0)[0].event
             seats_taken_by(started.game, started.seats, player)  # type: ignore[attr-defined]
         new_id = log.fork(source, at)
@@ -176,6 +176,8 @@ def export(
         raise UsageError("give one MATCH or --all", code="usage.export")
     if at is not None and format is not Format.fish_state:
         raise UsageError("--at is for --format fish-state", code="usage.export")
+    from matchlog import formats
+
     other_tool = format.value in formats.FORMATS
     if other_tool and (all_matches or as_seat is not None):
         raise UsageError(f"--format {format.value} exports one MATCH, as the referee saw it", code="usage.export")
@@ -240,6 +242,8 @@ def import_command(
             "import the JSON Lines export (matchlog export --format jsonl)",
             code="usage.import",
         )
+    from matchlog import formats
+
     kind = format.value if format is not None else formats.format_of(file)
     with open_log(db, server, create=True) as log:
         if kind in formats.FORMATS:

@@ -10,11 +10,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .calls import Channel, PlayerCalls, Reply
+    from .calls import DEFAULT_TIMEOUT, Channel, PlayerCalls, Reply
     from .channel import ChildPlayer
     from .knockout import KnockoutResult, run_knockout
     from .match import GameProtocol, MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder
-    from .play import DEFAULT_TIMEOUT, RUNNERS, MatchResult, SeriesResult, play_match, play_series, resume_match
+    from .play import RUNNERS, MatchResult, SeriesResult, play_match, play_series, resume_match
     from .players import make_player, seats_from_specs, seats_taken_by
     from .porrinha import PorrinhaProtocol, RandomPlayer, ReasonerPlayer, Table
     from .registry import builtin_names, register_builtin
@@ -33,7 +33,7 @@ _WHERE = {
     "Referee": ".match",
     "Resumption": ".match",
     "StoreRecorder": ".match",
-    "DEFAULT_TIMEOUT": ".play",
+    "DEFAULT_TIMEOUT": ".calls",
     "RUNNERS": ".play",
     "MatchResult": ".play",
     "SeriesResult": ".play",

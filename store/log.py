@@ -42,6 +42,7 @@ from matchlog.events import (
 
 from .catalogue import Appended, Figures, Finding, MatchInfo, chain_findings, select_matches
 from .chain import SQL_EXPECTED_HASH, snapshot_digest
+from .limits import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
 from .schema import DDL, SCHEMA_VERSION
 from .tree import TreeReader, build_tree, tree_hashes
 from .writer import Item, Request, Writer, insert_tree, items, replace_figures
@@ -50,9 +51,6 @@ __all__ = ["DEFAULT_SQL_ROWS", "DEFAULT_SQL_TIMEOUT", "Store", "is_interrupt"]
 
 # Event ids come as text: DuckDB's own UUID objects cost ~15 µs a row, text and `_uuid` about 1.
 _RECORD_COLUMNS = "seq, event_id::VARCHAR, epoch_us(recorded_at), actor, type, version, payload, hash"
-#: How long `select` lets a query run, and how many rows it returns, unless told otherwise.
-DEFAULT_SQL_TIMEOUT = 30.0
-DEFAULT_SQL_ROWS = 10_000
 #: The largest LIMIT or OFFSET DuckDB takes.
 _MAX_ROWS = 2**62
 _CANONICAL_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")

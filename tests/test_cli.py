@@ -177,6 +177,23 @@ def test_a_removed_player_is_shown_in_plays_and_tournaments_output_with_why(db: 
     assert [(r["name"], r["code"], r["matches"]) for r in report["rulings"]] == [("slow", "player.timeout", 2)]
 
 
+HEAVY = ("duckdb", "pyarrow", "numpy", "litestar", "httpx", "cryptography", "matchlog.store.log", "matchlog.replay")
+
+
+@pytest.mark.parametrize("asked", [["--version"], ["--help"], ["play", "--help"], ["sql", "--help"]])
+def test_version_and_help_load_none_of_the_libraries_commands_work_with(asked: list[str]):
+    probe = (
+        "import sys\n"
+        f"sys.argv = ['matchlog', *{asked!r}]\n"
+        "from matchlog.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print('LOADED', [name for name in {HEAVY!r} if name in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert "LOADED []" in out, out.splitlines()[-1]
+    assert ("matchlog 0." in out) if asked == ["--version"] else ("Usage: matchlog" in out)
+
+
 def test_play_records_matches_and_prints_places(db: str):
     out, _ = invoke("play", "porrinha", "-p", "random", "-p", "reasoner", "--games", "2", "--seed", "1", "--db", db)
     assert out.count("match ") == 2 and "2 matches recorded" in out
