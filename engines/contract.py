@@ -138,6 +138,10 @@ class Engine(Protocol[State]):
     #: from (`engines.views.Derived`): a figure not declared here is withheld from every reader but
     #: the whole record's.
     figures: Mapping[str, Derived]
+    #: Optionally, the events the referee records as its ruling on a rejected answer (Porrinha's
+    #: voided guess), each with the decision it rules on: the judge takes one only right after that
+    #: seat's rejection of that decision. Any other event no seat answers is chance's.
+    #: rulings: Mapping[type[Event], str]
 
     def start(self, started: MatchStarted) -> State:
         """The state at seq 0: the game's start, or the position `started.position` describes.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+from types import MappingProxyType
 from typing import Annotated, Literal
 
 import msgspec
@@ -175,6 +176,9 @@ class Porrinha:
             GuessVoided: everyone,
         },
     )
+    #: The referee's rulings on a rejected answer, each with the decision it rules on: a lenient
+    #: voided guess (and, in logs before 0.2, a reset hand) follows that seat's rejection.
+    rulings = MappingProxyType({HandReset: "hand", GuessVoided: "guess"})
 
     #: Guesses and rounds are public (a round's total is told when it settles); answers and rejections
     #: are counted as each reader sees them: a rejected hand counts as 0 and looks like any hand.

@@ -47,6 +47,7 @@ from .envelope import (
 from .errors import (
     ConcurrencyError,
     DecodeError,
+    EventConflict,
     Forbidden,
     IllegalAction,
     ImportRejected,
@@ -94,6 +95,7 @@ __all__ = [
     "Draft",
     "Duel",
     "Event",
+    "EventConflict",
     "Forbidden",
     "GuessMade",
     "GuessStopped",

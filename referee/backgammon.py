@@ -335,7 +335,7 @@ class _Session:
         """Draw and record what chance does now (the opening roll, or a turn's dice)."""
         given = next(self.rolls, None) if self.rolls is not None else None
         if given is None:
-            event = ENGINE.chance(self.state, self.rng)
+            event = self.referee.draw(self.rng)
         else:
             outcomes = ENGINE.chance_outcomes(self.state)
             event = (
@@ -370,7 +370,7 @@ class _Session:
             before = self.state
             try:
                 event = ENGINE.parse(before, side, data)
-                ENGINE.check(before, side, event)
+                self.referee.judge.check_answer(side, event)
             except IllegalAction as error:
                 self.reject(side, "move", data, error.code, error.message)  # the move, as the rules judged it
                 return
@@ -391,7 +391,7 @@ class _Session:
                 seq, before = self.undo_stack.pop()
                 taken = tuple(s for s in self.turn_seqs if s >= seq)
                 self.turn_seqs = [s for s in self.turn_seqs if s < seq]
-                self.referee.take_back(ActionsUndone(seqs=taken, reason="undo", by=side), before)
+                self.referee.take_back(ActionsUndone(seqs=taken, reason="undo", by=side))
                 self.send(OutputType.GAME_STATE, _Lazy(partial(game_state, self.state)))
         else:
             self.reject(

@@ -5,6 +5,7 @@ from .branch import abandon, fork, undo, undoable
 from .deep import verify_deep
 from .fold import Step, Visitor, effective, engine_of, fold, fold_all, timeline, undone_seqs
 from .imports import check_match, import_jsonl
+from .judge import Judge
 from .projections import figures_of, refresh
 from .stats import DiceFairness, GameFigure, GameStats, Rate, Statistics, chi_square_p, statistics, wilson
 from .travel import SNAPSHOT_EVERY, MatchState, load, state_at
@@ -29,6 +30,7 @@ __all__ = [
     "Dispute",
     "GameFigure",
     "GameStats",
+    "Judge",
     "MatchAudit",
     "MatchState",
     "Rate",

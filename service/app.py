@@ -35,6 +35,7 @@ from matchlog import __version__
 from matchlog.events import (
     ConcurrencyError,
     DecodeError,
+    EventConflict,
     Forbidden,
     IllegalAction,
     ImportRejected,
@@ -205,7 +206,7 @@ def status_of(error: MatchlogError) -> int:
             return 401 if error.code == "auth.token" else 403
         case UnknownMatch():
             return 404
-        case ConcurrencyError():
+        case ConcurrencyError() | EventConflict():
             return 409
         case ProofError():
             return 400 if error.code in ("proof.note", "proof.key") else 409
@@ -467,11 +468,12 @@ def _result(appended: Appended, ended: bool, receipt: str | None = None) -> Appe
     )
 
 
-@route(post, "/api/batches", sync_to_thread=True, status_code=200, errors=(409, 503), admin="appending batches")
-def append_batches(data: list[EncodedBatch], service: Service) -> list[AppendResult]:
-    """Many matches' events at once, already canonical JSON (a tournament's writer): all or none."""
-    appended = service.log.append_bulk_encoded(
-        (b.match_id, [(e.event_id, e.at_us, e.payload.encode()) for e in b.events], b.expected_seq) for b in data
+@route(post, "/api/batches", status_code=200, errors=(409, 422, 503), admin="appending batches")
+async def append_batches(data: list[EncodedBatch], service: Service) -> list[AppendResult]:
+    """Many matches' events at once, already canonical JSON (a tournament's writer): each judged
+    as the events endpoint judges it, and all written or none."""
+    appended = await service.live.append_encoded(
+        [(b.match_id, [(e.event_id, e.at_us, e.payload.encode()) for e in b.events], b.expected_seq) for b in data]
     )
     return [_result(a, False) for a in appended]
 

@@ -1027,8 +1027,8 @@ class Store:
     def import_jsonl(self, lines: Iterable[bytes], *, check: MatchCheck | None = None) -> list[Appended]:
         """Import a JSON Lines export: every chain is checked, and either all of it lands or none.
 
-        Each line must hold an event exactly as matchlog writes it (its canonical JSON: nothing
-        added, repeated or reordered), of a type the log records (not one only views show), at a
+        Each line must hold an envelope and an event exactly as matchlog writes them (their
+        canonical JSON: nothing added, repeated or reordered), of a type the log records (not one only views show), at a
         time between 1970 and 9999, and a match's seats must be named without control characters.
         `check`, given each match's events, judges them by the rules (the store knows none).
         Matches already in the log are skipped when identical, and extended when the log holds a
@@ -1054,6 +1054,11 @@ class Store:
                 raise ImportRejected(f"line {number}: its JSON is nested too deeply") from None
             if event.tag != line.type:
                 raise ImportRejected(f"line {number}: type {line.type!r} does not match the event's {event.tag!r}")
+            if _line_encoder.encode(line) != raw.rstrip(b"\r\n"):
+                raise ImportRejected(
+                    f"line {number}: its envelope is not written the one way matchlog writes it (no spaces, "
+                    "fields in order, no field repeated or unknown): it was changed, or not exported by matchlog"
+                )
             _check_line(number, line, event, bytes(line.event))
             by_match.setdefault(line.match_id, []).append(
                 Item(event, str(line.event_id), line.at_us, line.version, payload, claimed, number)

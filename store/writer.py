@@ -43,6 +43,7 @@ from matchlog.events import (
     ConcurrencyError,
     Draft,
     Event,
+    EventConflict,
     ImportRejected,
     MatchEnded,
     MatchStarted,
@@ -359,6 +360,7 @@ class Writer:
 
         Raises:
             ConcurrencyError: expected_seq is not the match's next seq (and this is not a re-send).
+            EventConflict: an event id already stored is sent with another event, or for another seq.
             StoreError: the events cannot start or continue this match.
             ImportRejected: an imported event's hash is not the one the chain gives it.
         """
@@ -374,7 +376,9 @@ class Writer:
         if len({entry.event_id for entry in items}) != len(items):
             raise StoreError("the same event id appears twice in one append", code="store.duplicate_id")
 
-        # A re-send of events already stored at the seqs asked for is a no-op for those events.
+        # A re-send of events already stored at the seqs asked for is a no-op for those events; an
+        # id names one event of its match, so one sent again with another event, or at another
+        # seq, is a conflict (never a silent no-op, never a stale seq).
         resent = 0
         if pending.ids or pending.base.ids:  # (a match new to the log has nothing to re-send)
             for offset, entry in enumerate(items):
@@ -382,13 +386,20 @@ class Writer:
                 if stored_at is None:
                     break
                 if stored_at != expected + offset:
-                    raise ConcurrencyError(match_id, expected, next_seq)
+                    raise _moved(match_id, entry, stored_at, expected + offset)
+                if self._stored_payload(match_id, stored_at, group) != entry.payload:
+                    raise EventConflict(
+                        f"match {match_id}: event id {entry.event_id} is stored at seq {stored_at} with a different "
+                        f"event than the {entry.event.tag} sent again with it; nothing was written"
+                    )
                 resent += 1
             if resent == len(items):
                 assert info is not None
                 return Appended(match_id, expected, expected + resent - 1, info.head_hash, 0)
-            if any(pending.stored_at(entry.event_id) is not None for entry in items[resent:]):
-                raise ConcurrencyError(match_id, expected, next_seq)
+            for offset, entry in enumerate(items[resent:], start=expected + resent):
+                stored_at = pending.stored_at(entry.event_id)
+                if stored_at is not None:
+                    raise _moved(match_id, entry, stored_at, offset)
         first = expected + resent
         if first != next_seq:
             raise ConcurrencyError(match_id, expected, next_seq)
@@ -409,6 +420,8 @@ class Writer:
                     raise StoreError(
                         f"match {match_id} must start with match.started, not {event.tag}", code="store.bad_start"
                     )
+                if not event.seats:  # every reader of a match needs a seat to show it to
+                    raise StoreError(f"match {match_id} starts with no seats", code="store.bad_start")
                 info = MatchInfo.started(match_id, event, entry.at_us)
                 game = info.game
                 seats = info.seat_rows()
@@ -458,6 +471,18 @@ class Writer:
         if request.figures is not None:
             group.figures.append(request.figures)
         return Appended(match_id, expected, seq, prev, len(rows))
+
+    def _stored_payload(self, match_id: UUID, seq: int, group: _Group) -> str | None:
+        """The payload stored (or about to be, in `group`) at `seq` of a match (re-sends are rare:
+        one query each)."""
+        match_text = str(match_id)
+        for row in reversed(group.events):
+            if row[0] == match_text and row[1] == seq:
+                return row[9]
+        found = self._con.execute(
+            "SELECT payload FROM events WHERE match_id = ? AND seq = ?", [match_id, seq]
+        ).fetchall()
+        return found[0][0] if found else None
 
     def _load(self, match_id: UUID) -> _Open:
         """The head of `match_id` from memory, or from the file."""
@@ -599,6 +624,14 @@ class Writer:
                 self._dirty_seats[(match_id, row.seat)] = row
         self._flush_catalogue()
         return len(lagging)
+
+
+def _moved(match_id: UUID, entry: Item, stored_at: int, seq: int) -> EventConflict:
+    """The conflict of an event id sent again for another seq than the one that holds it."""
+    return EventConflict(
+        f"match {match_id}: event id {entry.event_id} is already stored at seq {stored_at}, and this append "
+        f"would put it at seq {seq}: an event id names one event; nothing was written"
+    )
 
 
 def _select_one(con: duckdb.DuckDBPyConnection, match_id: UUID) -> MatchInfo | None:

@@ -339,10 +339,12 @@ def test_an_import_at_a_time_past_year_9999_is_refused(victim: Path):
 
 def test_an_import_of_3005_seats_the_game_can_take_keeps_stats_working(victim: Path):
     path = victim.with_name("forged.jsonl")
-    path.write_bytes(forged("porrinha", [started("porrinha", 3005), ended(3005)]))
+    # (Abandoned: the judge takes only the outcome the rules give, and no round was played.)
+    abandoned = MatchEnded(outcome=Outcome(places=(1,) * 3005, winners=(), result="abandoned"))
+    path.write_bytes(forged("porrinha", [started("porrinha", 3005), abandoned]))
     cli("import", path, "--db", victim)
     stats = json.loads(cli("stats", "--db", victim, "--json")[0])
-    assert [g["finished"] for g in stats["games"]] == [3]
+    assert [(g["finished"], g["abandoned"]) for g in stats["games"]] == [(2, 1)]
 
 
 def test_one_bad_match_already_in_a_log_never_breaks_a_command_about_the_others(victim: Path):

@@ -467,29 +467,20 @@ def test_clients_that_go_away_mid_stream_do_not_keep_the_server_from_stopping(fi
 def test_a_refused_batch_leaves_the_live_judge_as_it_was_undo_and_all():
     """The live judge keeps no copy of a long match for each batch; a refused batch, with or
     without an undo in it, still leaves the state exactly as before, and the next batch is judged."""
-    from matchlog.events import ActionsUndone, GuessMade, HandChosen, MatchStarted, Record, Seat, uuid7
-    from matchlog.replay.audit import LiveJudge
+    from matchlog.events import ActionsUndone, GuessMade, HandChosen, MatchStarted, Seat
+    from matchlog.replay.judge import Judge
 
     started = MatchStarted(game="porrinha", options={}, seats=(Seat("a", "p"), Seat("b", "p")))
-    match_id = uuid7()
-
-    def records(first: int, *events: object) -> list[Record]:
-        return [
-            Record(
-                match_id=match_id, seq=first + i, event_id=uuid7(), at_us=0, actor=e.actor, version=1, event=e, hash=b""
-            )
-            for i, e in enumerate(events)
-        ]
-
-    judge = LiveJudge(records(0, started, HandChosen(seat=0, hand=1)))
+    judge = Judge(started)
+    assert not judge.take_all([HandChosen(seat=0, hand=1)])
     before = judge.state
     for refused in (
-        records(2, HandChosen(seat=1, hand=2), GuessMade(seat=0, guess=9)),
-        records(2, ActionsUndone(seqs=(1,), reason="x"), HandChosen(seat=1, hand=7)),
+        [HandChosen(seat=1, hand=2), GuessMade(seat=0, guess=9)],
+        [ActionsUndone(seqs=(1,), reason="x"), HandChosen(seat=1, hand=7)],
     ):
-        assert judge.judge(refused)
+        assert judge.take_all(refused)
         assert judge.state == before and judge.next_seq == 2
-    assert not judge.judge(records(2, ActionsUndone(seqs=(1,), reason="appeal"), HandChosen(seat=0, hand=0)))
+    assert not judge.take_all([ActionsUndone(seqs=(1,), reason="appeal"), HandChosen(seat=0, hand=0)])
     assert judge.state.hands == (0, None) and judge.next_seq == 4
 
 
