@@ -31,6 +31,8 @@ from .output import (
     console,
     emit_json,
     error_line,
+    errors,
+    short,
 )
 from .play import resume_and_report
 
@@ -251,7 +253,15 @@ def import_command(
                 data = read_file(file, formats.MAX_RECORD_BYTES)
             except UsageError as error:
                 raise formats.FormatError(kind, error.message) from None
-            matches = formats.read(data, kind)
+            matches = []
+            for match in formats.read(data, kind):
+                same = formats.recorded_already(log, match)
+                if same is None:
+                    matches.append(match)
+                else:
+                    errors.out(
+                        f"match {short(match.match_id)} of {file} is match {short(same)} already: not imported again"
+                    )
             encoded = [
                 (match_id, [(str(d.event_id), d.at_us, encode(d.event)) for d in drafts], expected)
                 for match_id, drafts, expected in formats.batches(matches)

@@ -11,16 +11,19 @@ Every format is a pair of pure functions: a match's records in, text out (`expor
 matches' events out as drafts ready to append at seq 0 (`read`), each judged by the engine and
 audited on the way, or a `FormatError` (an `ImportRejected`, code `import.<format>`) naming the
 line, game, move or state it could not take. Exporting, importing and exporting again gives the
-same text. The CLI appends what `read` returns in one transaction, all of it or none.
+same text. The CLI appends what `read` returns in one transaction, all of it or none, but for a
+match the log holds already from another record of the same game (`recorded_already`): one game is
+one match, whichever tool's record brought it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
-from matchlog.events import Draft, MatchStarted, Record, UsageError
+from matchlog.events import Draft, MatchStarted, Record, UsageError, encode
 
 from .bounds import MAX_RECORD_BYTES, bounded_lines
 from .fish_state import export_fish_state, read_fish_state
@@ -48,6 +51,7 @@ __all__ = [
     "read_mat",
     "read_sgf",
     "read_text",
+    "recorded_already",
 ]
 
 #: Each format's games.
@@ -112,6 +116,21 @@ def read(data: bytes, format: str) -> list[ImportedMatch]:
     except UnicodeDecodeError as error:
         raise FormatError(format, f"byte {error.start}: the file is not UTF-8 text") from None
     return reader(text)
+
+
+def recorded_already(log: Any, match: ImportedMatch) -> UUID | None:
+    """The match of `log` that is `match` already, recorded from another record of the same game (a
+    `.mat` and an `.sgf` of it carry the same events but not the same time), or None: the same events
+    at the same seqs, whatever their times. (A file imported twice has the same ids: the log takes
+    it as a re-sent no-op.)"""
+    started = match.drafts[0].event
+    assert isinstance(started, MatchStarted)
+    mine = [encode(draft.event) for draft in match.drafts]
+    for info in log.matches(game=started.game, player=started.seats[0].name):
+        same_length = info.match_id != match.match_id and info.last_seq == len(mine) - 1
+        if same_length and [encode(record.event) for record in log.read(info.match_id)] == mine:
+            return info.match_id
+    return None
 
 
 def batches(matches: Sequence[ImportedMatch]) -> list[tuple[UUID, Sequence[Draft], int]]:

@@ -194,6 +194,20 @@ def test_version_and_help_load_none_of_the_libraries_commands_work_with(asked: l
     assert ("matchlog 0." in out) if asked == ["--version"] else ("Usage: matchlog" in out)
 
 
+def test_the_mat_and_the_sgf_of_one_game_import_as_one_match(db: str, tmp_path: Path):
+    invoke("play", "backgammon", "-p", "heuristic", "-p", "random", "--seed", "2", "-q", "--db", db)
+    [match] = json.loads(invoke("list", "--json", "--db", db)[0])
+    for suffix in ("mat", "sgf"):
+        invoke("export", match["match_id"], "--format", suffix, "-o", str(tmp_path / f"game.{suffix}"), "--db", db)
+    copy = str(tmp_path / "copy.duckdb")
+    invoke("import", str(tmp_path / "game.mat"), "--db", copy)
+    out, err = invoke("import", str(tmp_path / "game.sgf"), "--db", copy)
+    assert "imported 0 events of 0 matches" in out and "already: not imported again" in err
+    [imported] = json.loads(invoke("list", "--json", "--db", copy)[0])
+    assert imported["events"] == match["events"]
+    assert "no findings" in invoke("audit", "--all", "--db", copy)[0]
+
+
 def test_play_records_matches_and_prints_places(db: str):
     out, _ = invoke("play", "porrinha", "-p", "random", "-p", "reasoner", "--games", "2", "--seed", "1", "--db", db)
     assert out.count("match ") == 2 and "2 matches recorded" in out
