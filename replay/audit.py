@@ -57,8 +57,8 @@ from matchlog.events import (
 from matchlog.store import Store
 
 from .fold import by_match, engine_of
-from .pairs import check_pair
 from .judge import NOT_A_LITERAL, AuditFinding, Judge, literal
+from .pairs import check_pair
 
 __all__ = ["AuditFinding", "Dispute", "MatchAudit", "audit", "audit_records", "dispute", "dispute_records"]
 
