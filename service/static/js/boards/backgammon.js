@@ -89,7 +89,7 @@ export function draw(board) {
     "svg",
     {
       class: "board backgammon",
-      viewBox: `0 0 ${TRAY + 60} 470`,
+      viewBox: `0 0 ${TRAY + 60} 492`,
       role: "img",
       "aria-label": "backgammon board",
       "data-game": "backgammon",
@@ -127,15 +127,15 @@ export function draw(board) {
         "g",
         { class: "legend", "data-seat": seat },
         s("circle", {
-          cx: LEFT + 8 + seat * 260,
-          cy: 452,
+          cx: LEFT + 8,
+          cy: 452 + seat * 22, // a line each: a long name and "off 15 · won" never run into the other seat's
           r: 7,
           fill: COLOURS[seat].fill,
           stroke: COLOURS[seat].stroke,
         }),
         s(
           "text",
-          { x: LEFT + 20 + seat * 260, y: 457, class: "pips", "data-seat": seat, "data-pips": board.pips[seat] },
+          { x: LEFT + 20, y: 457 + seat * 22, class: "pips", "data-seat": seat, "data-pips": board.pips[seat] },
           `${board.names[seat]} · ${board.pips[seat]} pips · bar ${board.bar[seat]} · off ${board.off[seat]}`,
           board.winner === seat ? " · won" : "",
           board.removed.includes(seat) ? " · removed" : "",
