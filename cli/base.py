@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
+import msgspec
 import typer
 import typer.core
 from typer.exceptions import TyperException
@@ -43,6 +44,7 @@ __all__ = [
     "Cols",
     "Db",
     "FishCount",
+    "GameOptions",
     "GameTimeout",
     "Games",
     "Holes",
@@ -58,6 +60,7 @@ __all__ = [
     "app",
     "client_app",
     "fish_options",
+    "game_options",
     "open_log",
     "play_app",
     "players_option",
@@ -325,6 +328,30 @@ Holes = Annotated[int, typer.Option(min=0, max=MAX_TILES, help="Holes in a rando
 OneFish = Annotated[
     int, typer.Option(min=0, max=MAX_TILES, help="At least this many one-fish tiles on a random board.")
 ]
+
+
+GameOptions = Annotated[
+    list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
+]
+
+
+def game_options(given: list[str]) -> dict[str, Any]:
+    """`--option` KEY=VALUE pairs, each value read as JSON where it is JSON (numbers, true, false), else
+    as text (the game's options type then judges them, bounds included).
+
+    Raises:
+        UsageError: a pair that is not KEY=VALUE.
+    """
+    options: dict[str, Any] = {}
+    for pair in given:
+        key, equals, value = pair.partition("=")
+        if not equals or not key.strip():
+            raise UsageError(f"--option takes KEY=VALUE, not {pair!r}", code="usage.options")
+        try:
+            options[key.strip()] = msgspec.json.decode(value)
+        except msgspec.DecodeError:
+            options[key.strip()] = value
+    return options
 
 
 def fish_options(rows: int, cols: int, fish: int, random_board: bool, holes: int, one_fish: int) -> dict[str, Any]:

@@ -19,19 +19,21 @@ from .base import (
     MAX_JOBS,
     MAX_SEAT,
     Db,
+    GameOptions,
     GameTimeout,
     Json,
     Quiet,
     Seed,
     Server,
     app,
+    game_options,
     open_log,
     players_option,
     reports_errors,
 )
 from .output import console, emit_json, error_line, errors, finding_dict
 from .play import InProcess, Memory
-from .tournament import _options, _ray_pool
+from .tournament import _ray_pool
 
 
 @app.command("duel")
@@ -73,9 +75,7 @@ def duel(
     ray: Annotated[
         str | None, typer.Option("--ray", metavar="ADDRESS", help="Play on the Ray cluster at ADDRESS instead.")
     ] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
-    ] = None,
+    option: GameOptions = None,
     seed: Seed = None,
     timeout: GameTimeout = None,
     resume: Annotated[
@@ -130,7 +130,7 @@ def duel(
             sprt=test,
             seats=seats,
             duplicate=not no_duplicate,
-            options=_options(option or []),
+            options=game_options(option or []),
             positions=starts,
             seed=seed,
             jobs=jobs,

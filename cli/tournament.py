@@ -27,12 +27,14 @@ from .base import (
     MAX_JOBS,
     MAX_SEAT,
     Db,
+    GameOptions,
     GameTimeout,
     Json,
     Quiet,
     Seed,
     Server,
     app,
+    game_options,
     open_log,
     players_option,
     reports_errors,
@@ -50,20 +52,6 @@ from .play import InProcess, Memory, Unconfined, say_unconfined
 from .rulings import print_series_rulings, series_rulings
 
 # -- tournaments -------------------------------------------------------------------------------
-
-
-def _options(given: list[str]) -> dict[str, Any]:
-    """KEY=VALUE pairs, each value read as JSON where it is JSON (numbers, true, false), else as text."""
-    options: dict[str, Any] = {}
-    for pair in given:
-        key, equals, value = pair.partition("=")
-        if not equals or not key.strip():
-            raise UsageError(f"--option takes KEY=VALUE, not {pair!r}", code="usage.options")
-        try:
-            options[key.strip()] = msgspec.json.decode(value)
-        except msgspec.DecodeError:
-            options[key.strip()] = value
-    return options
 
 
 @app.command("tournament")
@@ -93,9 +81,7 @@ def tournament(
     seats: Annotated[
         int | None, typer.Option(min=1, max=MAX_SEAT + 1, help="Players per table (default: the game's least).")
     ] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
-    ] = None,
+    option: GameOptions = None,
     seed: Seed = None,
     timeout: GameTimeout = None,
     knockout: Annotated[
@@ -132,7 +118,7 @@ def tournament(
         raise UsageError(
             "--ray plays a round-robin on a cluster: it takes neither --jobs nor --knockout", code="usage.ray"
         )
-    settings = _options(option or [])
+    settings = game_options(option or [])
     if timeout is None:
         timeout = FISH_TIMEOUT if game == "fish" else DEFAULT_TIMEOUT
     limits = Limits(memory=memory << 20, unconfined=unconfined)

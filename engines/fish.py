@@ -39,7 +39,7 @@ from matchlog.events import (
     UsageError,
 )
 
-from .contract import CHANCE, GameSpec, Rule, Turn, describe_lifecycle, parse_options, shown
+from .contract import CHANCE, GameSpec, Rule, Turn, awaited_turn, describe_lifecycle, parse_options, shown
 from .views import Derived, declare, declare_figures, everyone, lifecycle, shared_figures
 
 __all__ = [
@@ -402,7 +402,7 @@ class Fish:
 
     def parse(self, state: FishState, seat: int, answer: object) -> Event:
         """An age is a natural number; a placement a position [row, column]; a move [from, to]."""
-        turn = self._turn_of(state, seat)
+        turn = awaited_turn(self, state, seat)
         if turn.decision == "initialize":
             if not _is_int(answer) or answer < 0:  # type: ignore[operator]
                 raise IllegalAction(FishRule.NOT_AN_AGE, f"an age is a natural number, not {shown(answer, 40)}")
@@ -414,7 +414,7 @@ class Fish:
         return PenguinMoved(seat=seat, source=_position(answer[0]), target=_position(answer[1]))
 
     def check(self, state: FishState, seat: int, action: Event) -> None:
-        turn = self._turn_of(state, seat)
+        turn = awaited_turn(self, state, seat)
         match action:
             case AgeGiven(seat=acting, age=age) if turn.decision == "initialize" and acting == seat:
                 if age < 0:
@@ -440,16 +440,6 @@ class Fish:
                     raise IllegalAction(FishRule.UNREACHABLE, f"{list(target)} cannot be reached from {list(source)}")
             case _:
                 raise IllegalAction(Rule.WRONG_DECISION, f"seat {seat} must answer {turn.decision}, not {action.tag}")
-
-    def _turn_of(self, state: FishState, seat: int) -> Turn:
-        turn = self.to_act(state)
-        # Disallow answers once the game is over.
-        if turn is None:
-            raise IllegalAction(Rule.MATCH_OVER, "the match is over")
-        # Disallow answers out of turn.
-        if turn.seat != seat:
-            raise IllegalAction(Rule.NOT_YOUR_TURN, f"it is not seat {seat}'s turn ({turn.decision})")
-        return turn
 
     def outcome(self, state: FishState) -> Outcome | None:
         if not state.over:

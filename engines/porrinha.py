@@ -36,7 +36,7 @@ from matchlog.events import (
     UsageError,
 )
 
-from .contract import GameSpec, Rule, Turn, describe_lifecycle, ordinal, parse_options, shown
+from .contract import GameSpec, Rule, Turn, awaited_turn, describe_lifecycle, ordinal, parse_options, shown
 from .views import (
     Derived,
     by_decision,
@@ -303,7 +303,7 @@ class Porrinha:
         return tuple(GuessMade(seat=seat, guess=g) for g in range(state.chopstick_count + 1) if g not in taken)
 
     def parse(self, state: PorrinhaState, seat: int, answer: object) -> Event:
-        turn = self._turn_of(state, seat)
+        turn = awaited_turn(self, state, seat)
         # Only a true int is a number of chopsticks (not a bool, a float or a numeric string).
         if not isinstance(answer, int) or isinstance(answer, bool):
             raise IllegalAction(
@@ -315,7 +315,7 @@ class Porrinha:
         return GuessMade(seat=seat, guess=answer)
 
     def check(self, state: PorrinhaState, seat: int, action: Event) -> None:
-        turn = self._turn_of(state, seat)
+        turn = awaited_turn(self, state, seat)
         match action:
             case HandChosen(seat=acting, hand=hand) if turn.decision == "hand" and acting == seat:
                 # A hand holds between none and all of the player's own chopsticks.
@@ -341,17 +341,6 @@ class Porrinha:
                     )
             case _:
                 raise IllegalAction(Rule.WRONG_DECISION, f"seat {seat} must answer {turn.decision}, not {action.tag}")
-
-    def _turn_of(self, state: PorrinhaState, seat: int) -> Turn:
-        """The awaited decision, if it is `seat`'s."""
-        turn = self.to_act(state)
-        # Disallow answers once the game is over.
-        if turn is None:
-            raise IllegalAction(Rule.MATCH_OVER, "the match is over")
-        # Disallow answers out of turn.
-        if turn.seat != seat:
-            raise IllegalAction(Rule.NOT_YOUR_TURN, f"it is seat {turn.seat}'s turn to answer {turn.decision}")
-        return turn
 
     def outcome(self, state: PorrinhaState) -> Outcome | None:
         if not state.over:
