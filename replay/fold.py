@@ -20,7 +20,18 @@ from matchlog.engines.views import shown_event, shown_state
 from matchlog.events import ActionsUndone, DecodeError, Event, MatchStarted, Record, decode
 from matchlog.store import Store
 
-__all__ = ["Step", "Visitor", "by_match", "effective", "engine_of", "fold", "fold_all", "timeline", "undone_seqs"]
+__all__ = [
+    "Step",
+    "Visitor",
+    "by_match",
+    "effective",
+    "engine_of",
+    "fold",
+    "fold_all",
+    "timeline",
+    "undone_seqs",
+    "walk",
+]
 
 
 class Visitor(Protocol):
@@ -154,7 +165,6 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
     engine = engine_of(records)
     undone_at = {seq: r.seq for r in records if isinstance(r.event, ActionsUndone) for seq in r.event.seqs}
     state = engine.start(records[0].event)  # type: ignore[arg-type]
-    stack: list[tuple[int, Any]] = [(0, state)]  # effective (seq, state after it)
 
     def shown(s: Any) -> Any:
         return shown_state(engine, s, seat) if as_seat else s
@@ -173,6 +183,15 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
         )
 
     yield step(records[0], state, state, None)
+    for record, before, after in walk(engine, records, state):
+        yield step(record, before, after, undone_at.get(record.seq))
+
+
+def walk(engine: Any, records: Sequence[Record], start: Any) -> Iterator[tuple[Record, Any, Any]]:
+    """Each record after the first (`match.started`, whose state is `start`) with the effective
+    states before and after it: an undo returns to the state before what it took back, which the
+    log still holds and later records no longer build on."""
+    stack: list[tuple[int, Any]] = [(0, start)]  # effective (seq, state after it)
     for record in records[1:]:
         before = stack[-1][1]
         event = record.event
@@ -184,4 +203,4 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
         else:
             after = engine.apply(before, event)
             stack.append((record.seq, after))
-        yield step(record, before, after, undone_at.get(record.seq))
+        yield record, before, after
