@@ -177,7 +177,7 @@ class Porrinha:
         },
     )
     #: The referee's rulings on a rejected answer, each with the decision it rules on: a lenient
-    #: voided guess (and, in logs before 0.2, a reset hand) follows that seat's rejection.
+    #: voided guess (and, in logs from before views denied by default, a reset hand) follows that seat's rejection.
     rulings = MappingProxyType({HandReset: "hand", GuessVoided: "guess"})
 
     #: Guesses and rounds are public (a round's total is told when it settles); answers and rejections
