@@ -137,6 +137,7 @@ class FileLog(Log):
                     text=line.text,
                     undone_by=line.undone_by,
                     as_seat=as_seat,
+                    joins=line.joins,
                 )
                 for line in seat_lines(records, seat)
                 if line.seq >= start
@@ -153,6 +154,7 @@ class FileLog(Log):
                 undone_by=step.undone_by,
                 event_id=step.record.event_id,
                 hash=step.record.hash,
+                joins=step.joins,
             )
             for step in timeline(records)
             if step.record.seq >= start

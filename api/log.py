@@ -54,6 +54,9 @@ class Line(msgspec.Struct, frozen=True, kw_only=True):
     as_seat: int | None = None
     event_id: UUID | None = None
     hash: bytes | None = None
+    #: It goes on the line before it (a backgammon turn's next checker): `replay` and the viewer
+    #: show the two as one line, with this one's text.
+    joins: bool = False
 
 
 class Position(msgspec.Struct, frozen=True, kw_only=True):

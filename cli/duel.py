@@ -46,7 +46,8 @@ def duel(
         typer.Option(
             min=1,
             max=MAX_GAMES,
-            help="Pairs to play (default 100); with --sprt, the most it may play (default 10,000).",
+            help="Pairs to play (default 100); with --sprt, the most it may play (default 10,000); "
+            "with --resume, the duel's own unless given.",
         ),
     ] = None,
     sprt: Annotated[

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
@@ -30,6 +30,9 @@ from .output import (
     matches_table,
     when,
 )
+
+if TYPE_CHECKING:
+    from matchlog.api import Line
 
 
 @app.command("list")
@@ -109,7 +112,8 @@ def replay(
     archive: Archive = None,
     json: Json = False,
 ) -> None:
-    """Replay a match step by step: one event a line, with what it changed."""
+    """Replay a match step by step: one event a line, with what it changed (a backgammon turn's
+    checkers on one line, its seqs joined: 14-15)."""
     if stop is not None and stop < start:
         raise UsageError(f"--to {stop} comes before --from {start}: give the first seq first", code="usage.range")
     with open_log(db, server, archive=archive) as log:
@@ -126,12 +130,26 @@ def replay(
                     "event": msgspec.to_builtins(line.event),
                     "text": line.text,
                     "undone_by": line.undone_by,
+                    "joins": line.joins,
                 }
                 for line in lines
             ]
         )
         return
+    for first, last in joined(lines):
+        actor = "referee" if last.actor is None else info.players[last.actor]
+        undone = f"  (taken back at seq {last.undone_by})" if last.undone_by is not None else ""
+        seqs = f"{first.seq}" if first is last else f"{first.seq}-{last.seq}"
+        console.out(f"{seqs:>5}  {when(first.at_us)}  {actor:<12}  {last.text}{undone}")
+
+
+def joined(lines: list[Line]) -> list[tuple[Line, Line]]:
+    """The lines as a reader sees them: a line that goes on the one before it (`Line.joins`) is
+    shown with it, as (first, last) of each run."""
+    runs: list[tuple[Line, Line]] = []
     for line in lines:
-        actor = "referee" if line.actor is None else info.players[line.actor]
-        undone = f"  (taken back at seq {line.undone_by})" if line.undone_by is not None else ""
-        console.out(f"{line.seq:>5}  {when(line.at_us)}  {actor:<12}  {line.text}{undone}")
+        if line.joins and runs:
+            runs[-1] = (runs[-1][0], line)
+        else:
+            runs.append((line, line))
+    return runs

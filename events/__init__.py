@@ -16,7 +16,18 @@ Schema evolution, the rules every change to an event follows:
    them all, so an incompatible change fails a test rather than a replay.
 """
 
-from .backgammon import CheckerMoved, DiceRolled, OpeningRolled
+from .backgammon import (
+    CheckerMoved,
+    DiceRolled,
+    DoubleDropped,
+    DoubleOffered,
+    DoubleTaken,
+    OpeningRolled,
+    ResignationAccepted,
+    ResignationDeclined,
+    ResignationOffered,
+    RollChosen,
+)
 from .base import Event, Outcome, Seat, control_character
 from .codec import EVENT_TYPES, AnyEvent, canonical, current_version, decode, encode, event_type, json_schema, upcaster
 from .davinci import (
@@ -92,6 +103,9 @@ __all__ = [
     "ConcurrencyError",
     "DecodeError",
     "DiceRolled",
+    "DoubleDropped",
+    "DoubleOffered",
+    "DoubleTaken",
     "Draft",
     "Duel",
     "Event",
@@ -120,6 +134,10 @@ __all__ = [
     "ProofError",
     "Record",
     "RemoteError",
+    "ResignationAccepted",
+    "ResignationDeclined",
+    "ResignationOffered",
+    "RollChosen",
     "Seat",
     "Series",
     "Sprt",

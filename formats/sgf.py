@@ -9,16 +9,19 @@
 A file is a collection of game trees, one a game (several: the games of a match, each imported as
 a matchlog match of one series); only each tree's main line is read. The root holds the players
 (PW is White, GNU Backgammon's player 0 and matchlog's seat 0; PB is Black, seat 1), the date, the
-rules and the result (`RE[W+2]`: White wins 2 points; `R` appended: by resignation). Each node
-after it is a turn: `W[52mrmh]` or `B[..]` is a roll of 5 and 2 and its steps as pairs of letters,
-from and to, one die a step: `a`..`x` are the points 0..23 of matchlog's board (seat 0's 1-point
-is `a`, seat 1's is `x`), `y` the bar, `z` off; `W[double]`, `W[take]`, `W[drop]` are cube
-actions; `PL[W]DI[64]` is a roll with no play (a resignation followed). Analysis properties are
-ignored; a position set up by hand (AB, AW, AE) is refused: matchlog imports games from the start.
+rules (`RU[NoCube]`, `RU[Jacoby]`), the game comment (`GC`) and the result (`RE[W+2]`: White wins
+2 points; `R` appended: by resignation). Each node after it is a turn: `W[52mrmh]` or `B[..]` is a
+roll of 5 and 2 and its steps as pairs of letters, from and to, one die a step: `a`..`x` are the
+points 0..23 of matchlog's board (seat 0's 1-point is `a`, seat 1's is `x`), `y` the bar, `z` off;
+`W[double]`, `W[take]`, `W[drop]` are cube actions; `PL[W]DI[64]` is a roll with no play (a
+resignation followed). Analysis properties are ignored; a position set up by hand (AB, AW, AE) is
+refused: matchlog imports games from the start.
 
-matchlog adds private root properties that GNU Backgammon ignores and matchlog reads back: XW and
-XB (each seat's player), XO (the opening roll that was not played, as `35`), XR (rules, when
-pygammon), XC (the chance commitment, `ALGORITHM:HEX`) and XS (the revealed seed).
+What matchlog adds (each seat's player, an opening roll rolled again, the rules, match play, the
+chance commitment and its seed) it writes as tags in the game comment, `GC[[Strategy 1
+"heuristic"\\]...]`, the one place GNU Backgammon keeps when it loads a game and saves it again (it
+drops properties it does not know; `formats.gnubg` lists the tags), and reads them back. Files
+matchlog wrote before put them in private root properties (XW, XB, XO, XR, XC, XS), still read.
 """
 
 from __future__ import annotations
@@ -31,7 +34,21 @@ from typing import Any
 from matchlog.events import Record, Series, us_to_datetime
 
 from .bounds import MAX_GAMES, MAX_TURNS, MAX_VARIATION_DEPTH, at_most
-from .gnubg import BAR, IMPORTED, OFF, Cube, GameRecord, Roll, Step, Win, game_of, read_game
+from .gnubg import (
+    BAR,
+    OFF,
+    Cube,
+    GameRecord,
+    Roll,
+    Step,
+    Win,
+    apply_tags,
+    game_of,
+    read_game,
+    read_tags,
+    tags_of,
+    write_tag,
+)
 from .imported import FormatError, ImportedMatch, derived_id, match_key
 
 __all__ = ["FORMAT", "export_sgf", "read_sgf"]
@@ -79,25 +96,23 @@ def export_sgf(records: list[Record]) -> str:
     """
     game = game_of(records)
     when = us_to_datetime(game.at_us or 0)
+    # With the cube in play, a money game (length 0): in a 1-point match the cube is dead.
+    rules = "Jacoby" if game.jacoby else "" if game.cube else "NoCube"
     root = (
-        "(;FF[4]GM[6]CA[UTF-8]AP[matchlog]MI[length:1][game:0][ws:0][bs:0]"
-        f"PW[{_escaped(game.names[0])}]PB[{_escaped(game.names[1])}]DT[{when:%Y-%m-%d}]RU[NoCube]"
+        f"(;FF[4]GM[6]CA[UTF-8]AP[matchlog]MI[length:{0 if game.cube else 1}][game:0][ws:0][bs:0]"
+        f"PW[{_escaped(game.names[0])}]PB[{_escaped(game.names[1])}]DT[{when:%Y-%m-%d}]"
     )
+    if rules:
+        root += f"RU[{rules}]"
     win = next((action for action in game.actions if isinstance(action, Win)), None)
     if win is not None:
         root += f"RE[{'WB'[win.player]}+{win.points}{'R' if win.resigned else ''}]"
-    root += f"XW[{_escaped(game.strategies[0])}]XB[{_escaped(game.strategies[1])}]"
-    if game.opening is not None:
-        root += f"XO[{game.opening[0]}{game.opening[1]}]"
-    if game.rules != "standard":
-        root += f"XR[{game.rules}]"
-    if game.commitment is not None:
-        root += f"XC[{_escaped(game.commitment[0])}:{game.commitment[1]}]"
-    if game.seed is not None:
-        root += f"XS[{game.seed}]"
+    root += "GC[" + _escaped("\n".join(write_tag(name, value) for name, value in tags_of(game))) + "]"
     nodes = [root]
     for action in game.actions:
-        if isinstance(action, Roll):
+        if isinstance(action, Cube):
+            nodes.append(f";{'WB'[action.player]}[{action.action}]")
+        elif isinstance(action, Roll):
             colour = "WB"[action.player]
             dice = f"{action.dice[0]}{action.dice[1]}"
             if not action.steps and win is not None and action is game.actions[-2]:
@@ -233,6 +248,20 @@ def _date(root: Node) -> int | None:
     return int(when.timestamp()) * 1_000_000
 
 
+def _old_tags(root: Node) -> dict[str, str]:
+    """The tags of an SGF matchlog wrote before it used the game comment: private root properties."""
+    tags = {}
+    for name, tag in (("XW", "Strategy 1"), ("XB", "Strategy 2"), ("XR", "Rules"), ("XS", "Chance seed")):
+        if (value := _one(root, name)) is not None:
+            tags[tag] = value
+    if (opening := _one(root, "XO")) is not None:
+        tags["Opening roll"] = " ".join(opening)
+    if (commitment := _one(root, "XC")) is not None:
+        algorithm, _, digest = commitment.rpartition(":")
+        tags["Chance commitment"] = f"{algorithm} {digest}"
+    return tags
+
+
 def _game(nodes: list[tuple[str, Node]], number: int, series: Series | None, at_us: int | None) -> GameRecord:
     where, root = nodes[0]
     where = f"{where} (game {number})"
@@ -241,23 +270,12 @@ def _game(nodes: list[tuple[str, Node]], number: int, series: Series | None, at_
     rules_text = _one(root, "RU") or ""
     game = GameRecord(
         names=(_one(root, "PW") or "White", _one(root, "PB") or "Black"),
-        strategies=(_one(root, "XW") or IMPORTED, _one(root, "XB") or IMPORTED),
-        rules=_one(root, "XR") or "standard",
         at_us=at_us,
         series=series,
         jacoby="Jacoby" in rules_text.split(":"),
         where=where,
     )
-    if game.rules not in ("standard", "pygammon"):
-        raise FormatError(FORMAT, f"{where}: rules {game.rules!r} are not standard or pygammon")
-    if (opening := _one(root, "XO")) is not None:
-        if len(opening) != 2 or not all(c in "123456" for c in opening) or opening[0] == opening[1]:
-            raise FormatError(FORMAT, f"{where}: XO[{opening}] is not an opening roll of two different dice")
-        game.opening = (int(opening[0]), int(opening[1]))
-    if (commitment := _one(root, "XC")) is not None:
-        algorithm, _, digest = commitment.rpartition(":")
-        game.commitment = (algorithm, digest)
-    game.seed = _one(root, "XS")
+    apply_tags(game, _old_tags(root) | read_tags(_one(root, "GC") or ""), FORMAT, where)
     for count, (line, node) in enumerate(nodes):
         node_where = f"{line} (game {number}, node {count})" if count else where
         if any(name in node for name in ("AB", "AW", "AE")):

@@ -153,6 +153,9 @@ class Step(msgspec.Struct, frozen=True, kw_only=True):
     after: Any
     text: str
     undone_by: int | None = None  # the seq of the undo that later took this event back
+    #: This event goes on the action of the line before it (a backgammon turn's next checker):
+    #: readers show the two as one line, with this one's text, which says the whole of it so far.
+    joins: bool = False
 
 
 def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: bool = False) -> Iterator[Step]:
@@ -165,11 +168,14 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
     engine = engine_of(records)
     undone_at = {seq: r.seq for r in records if isinstance(r.event, ActionsUndone) for seq in r.event.seqs}
     state = engine.start(records[0].event)  # type: ignore[arg-type]
+    # An engine may say an event goes on the one before it (`continues`): it joins that line when
+    # nothing came between them in the log and both stand or were taken back together.
+    continues = getattr(engine, "continues", None)
 
     def shown(s: Any) -> Any:
         return shown_state(engine, s, seat) if as_seat else s
 
-    def step(record: Record, before: Any, after: Any, undone_by: int | None) -> Step:
+    def step(record: Record, before: Any, after: Any, undone_by: int | None, joins: bool = False) -> Step:
         event = shown_event(engine, before, record.event, seat) if as_seat else record.event
         if as_seat:
             record = msgspec.structs.replace(record, event=event, actor=event.actor, hash=b"")
@@ -180,20 +186,29 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
             after=shown(after),
             text=engine.describe(shown(before), event, shown(after)),
             undone_by=undone_by,
+            joins=joins,
         )
 
     yield step(records[0], state, state, None)
-    for record, before, after in walk(engine, records, state):
-        yield step(record, before, after, undone_at.get(record.seq))
+    for record, before, after, follows in walk(engine, records, state):
+        joins = (
+            continues is not None
+            and not isinstance(record.event, ActionsUndone)
+            and follows == record.seq - 1
+            and undone_at.get(record.seq) == undone_at.get(record.seq - 1)
+            and continues(before, record.event)
+        )
+        yield step(record, before, after, undone_at.get(record.seq), joins)
 
 
-def walk(engine: Any, records: Sequence[Record], start: Any) -> Iterator[tuple[Record, Any, Any]]:
+def walk(engine: Any, records: Sequence[Record], start: Any) -> Iterator[tuple[Record, Any, Any, int]]:
     """Each record after the first (`match.started`, whose state is `start`) with the effective
-    states before and after it: an undo returns to the state before what it took back, which the
-    log still holds and later records no longer build on."""
+    states before and after it, and the seq of the effective event it follows: an undo returns to
+    the state before what it took back, which the log still holds and later records no longer
+    build on."""
     stack: list[tuple[int, Any]] = [(0, start)]  # effective (seq, state after it)
     for record in records[1:]:
-        before = stack[-1][1]
+        follows, before = stack[-1]
         event = record.event
         if isinstance(event, ActionsUndone):
             taken = set(event.seqs)
@@ -203,4 +218,4 @@ def walk(engine: Any, records: Sequence[Record], start: Any) -> Iterator[tuple[R
         else:
             after = engine.apply(before, event)
             stack.append((record.seq, after))
-        yield record, before, after
+        yield record, before, after, follows

@@ -129,6 +129,6 @@ def _steps(engine: Any, records: Sequence[Record], start: Any) -> Iterator[tuple
     """Each record after the first with the effective states before and after it (an undo returns
     to the state before what it took back) and the time of the record before it."""
     previous_us = records[0].at_us
-    for record, before, after in walk(engine, records, start):
+    for record, before, after, _ in walk(engine, records, start):
         yield record, before, after, previous_us
         previous_us = record.at_us

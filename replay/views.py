@@ -54,6 +54,7 @@ class SeatLine(msgspec.Struct, frozen=True):
     event: Event
     text: str
     undone_by: int | None = None
+    joins: bool = False  # it goes on the line before it (`replay.fold.Step.joins`)
 
 
 class SeatState(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,6 +96,7 @@ def seat_lines(records: Sequence[Record], seat: int | None) -> Iterator[SeatLine
             step.event,
             step.text,
             step.undone_by,
+            step.joins,
         )
 
 

@@ -20,6 +20,7 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from matchlog.events import Forbidden
 from matchlog.file import FileLog
+from matchlog.replay.ratings import RatingCache
 
 from .auth import Access, Keys
 from .follow import Hub
@@ -144,7 +145,8 @@ def route(
 
 class Service:
     """What the handlers work with: the log, the matches recorded through the service, the keys
-    that make and check tokens, and the hub of the follow streams. One dependency rather than four:
+    that make and check tokens, the hub of the follow streams, and the rating tables computed at
+    the log's recent heads. One dependency rather than several:
     Litestar resolves a handler's independent dependencies side by side, in a task group per
     request, which cost a third of an append's time on the event loop."""
 
@@ -153,3 +155,4 @@ class Service:
         self.keys = Keys(admin_token)
         self.hub = Hub()
         self.live = LiveMatches(log, admin_token.encode())
+        self.ratings = RatingCache()

@@ -104,6 +104,7 @@ def _line(line: Any) -> dict[str, Any]:
         "undone_by": line.undone_by,
         "as_seat": line.as_seat,
         "event": line.event,
+        "joins": line.joins,
     }
 
 

@@ -455,7 +455,13 @@ def test_games_lists_games_players_and_options():
     listing = {entry["game"]: entry for entry in json.loads(invoke("games", "--json")[0])}
     assert "reasoner" in listing["porrinha"]["builtin_players"]
     assert "heuristic" in listing["backgammon"]["builtin_players"]
-    assert listing["backgammon"]["options"] == {"rules": "standard", "move_by_turn_rolls": False}
+    assert listing["backgammon"]["options"] == {
+        "rules": "standard",
+        "move_by_turn_rolls": True,
+        "cube": False,
+        "resignations": False,
+        "jacoby": False,
+    }
     said = {line.split(":")[0]: line for line in invoke("games")[0].splitlines() if not line.startswith(" ")}
     assert "Backgammon, 2 players" in said["backgammon"] and " to 2 " not in said["backgammon"]
     assert "2 to 4 players" in said["fish"] and "2 or more players" in said["porrinha"]

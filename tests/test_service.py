@@ -379,6 +379,7 @@ def test_a_time_with_an_offset_reads_as_the_same_moment_in_utc(monkeypatch: pyte
 def test_an_asyncio_server_on_our_socket_turns_nagle_off():
     """With Nagle's algorithm on, a small response's body waited ~40 ms behind its headers."""
     import asyncio
+    import concurrent.futures
     import socket
 
     from matchlog.service.run import _bind
@@ -399,7 +400,10 @@ def test_an_asyncio_server_on_our_socket_turns_nagle_off():
             writer.close()
         return option
 
-    assert asyncio.run(accept_one()) != 0
+    # A loop of its own in a thread of its own: the session's Chromium (Playwright's sync API)
+    # keeps one running in this thread once a test has opened it.
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        assert thread.submit(asyncio.run, accept_one()).result() != 0
 
 
 def _start(client: httpx.Client, served: Served, game: str = "porrinha") -> tuple[str, str]:
@@ -486,12 +490,14 @@ def test_a_refused_batch_leaves_the_live_judge_as_it_was_undo_and_all():
 
 def _bad_matches(db: Path) -> list[str]:
     """Matches no referee could have recorded, written into the log directly (not through the judge,
-    which refuses them): a Porrinha table with no seats, and a game this matchlog does not know."""
+    which refuses them; the store itself refuses a table of no seats): a Porrinha table of one seat,
+    and a game this matchlog does not know."""
     from matchlog.events import HandChosen, MatchEnded, MatchStarted, Outcome, Seat, uuid7
 
     bad = [uuid7(), uuid7()]
     with Store(db) as store:
-        store.append(bad[0], [MatchStarted(game="porrinha", options={}, seats=()), HandChosen(seat=0, hand=1)], 0)
+        solo = MatchStarted(game="porrinha", options={}, seats=(Seat("solo", "x"),))
+        store.append(bad[0], [solo, HandChosen(seat=0, hand=1)], 0)
         chess = MatchStarted(game="chess", options={}, seats=(Seat("a", "x"), Seat("b", "x")))
         store.append(bad[1], [chess, MatchEnded(outcome=Outcome(places=(1, 2), winners=(0,)))], 0)
     return [str(match_id) for match_id in bad]

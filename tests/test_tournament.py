@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from matchlog.events import UsageError
-from matchlog.referee.tournament import arrangements, ratings, run_tournament
+from matchlog.events import MatchEnded, MatchStarted, Outcome, Seat, UsageError, draft, uuid7
+from matchlog.referee.tournament import _QueueRecorder, _Stopped, arrangements, ratings, run_tournament
 from matchlog.store import Store
 
 
@@ -179,3 +179,24 @@ def test_ctrl_c_at_any_moment_of_starting_ends_cleanly(tmp_path: Path, delay: fl
         with Store(db) as store:
             assert store.verify() == []
             assert not store.matches(status="running")
+
+
+def test_a_stop_never_cuts_short_a_match_whose_end_is_being_recorded() -> None:
+    # A worker asked to stop leaves its match for the writer to end as abandoned; one that is
+    # recording the match's end sends it whole instead, or the match would end twice.
+    class Stopped:
+        @staticmethod
+        def is_set() -> bool:
+            return True
+
+    sent: list[tuple] = []
+    sink = type("Sink", (), {"put": staticmethod(sent.append)})
+    started = MatchStarted(game="porrinha", options={}, seats=(Seat("a", "random"), Seat("b", "random")))
+    recorder = _QueueRecorder(sink, Stopped(), 0, uuid7())
+    recorder.steps = 15  # the next step is one where the recorder looks for a stop
+    recorder.record([draft(MatchEnded(outcome=Outcome(places=(1, 2), winners=(0,))))])
+    recorder.flush()
+    assert [m[0] for m in sent] == ["events"]
+    recorder.steps = 15
+    with pytest.raises(_Stopped):
+        recorder.record([draft(started)])
