@@ -206,6 +206,13 @@ def test_the_mat_and_the_sgf_of_one_game_import_as_one_match(db: str, tmp_path: 
     [imported] = json.loads(invoke("list", "--json", "--db", copy)[0])
     assert imported["events"] == match["events"]
     assert "no findings" in invoke("audit", "--all", "--db", copy)[0]
+    # Two games of the same players are two matches, however alike they end.
+    invoke("play", "porrinha", "-p", "random", "-p", "random", "--games", "3", "--seed", "4", "-q", "--db", db)
+    for number, listed in enumerate(json.loads(invoke("list", "--game", "porrinha", "--json", "--db", db)[0])):
+        record = tmp_path / f"game{number}.txt"
+        invoke("export", listed["match_id"], "--format", "text", "-o", str(record), "--db", db)
+        assert "imported 0 events" not in invoke("import", str(record), "--db", copy)[0]
+    assert len(json.loads(invoke("list", "--game", "porrinha", "--json", "--db", copy)[0])) == 3
 
 
 def test_play_records_matches_and_prints_places(db: str):
