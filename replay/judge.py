@@ -357,6 +357,12 @@ class Judge:
                             event=event,
                             alternatives=len(engine.legal(before, actor)),
                         )
+                    except Exception as error:  # one the rules cannot even judge there: none is legal
+                        find(
+                            "audit.cannot_apply",
+                            f"the rules cannot judge {event.tag} here ({type(error).__name__}: {error})",
+                            event=event,
+                        )
             case _ if type(event) in self.rulings:
                 decision = self.rulings[type(event)]
                 ruled = self.previous
@@ -386,6 +392,12 @@ class Judge:
             engine.check_chance(before, event)
         except IllegalAction as error:
             find(error.code, error.message, event=event)
+        except Exception as error:  # one the game cannot even place (a seat it has not): no draw gives it
+            find(
+                Rule.IMPOSSIBLE_CHANCE,
+                f"{event.tag} cannot be drawn here ({type(error).__name__}: {error})",
+                event=event,
+            )
         if self.source is None:
             return ("chance",)
         source = self.source.copy()

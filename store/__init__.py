@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .catalogue import Appended, Figures, Finding, MatchInfo, SeatRow
     from .chain import GENESIS, chain_hash
-    from .limits import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
+    from .limits import DEFAULT_SQL_BYTES, DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
     from .log import MatchCheck, Store, is_interrupt
 
 _WHERE = {
@@ -24,6 +24,7 @@ _WHERE = {
     "SeatRow": ".catalogue",
     "GENESIS": ".chain",
     "chain_hash": ".chain",
+    "DEFAULT_SQL_BYTES": ".limits",
     "DEFAULT_SQL_ROWS": ".limits",
     "DEFAULT_SQL_TIMEOUT": ".limits",
     "MatchCheck": ".log",
@@ -32,6 +33,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "DEFAULT_SQL_BYTES",
     "DEFAULT_SQL_ROWS",
     "DEFAULT_SQL_TIMEOUT",
     "GENESIS",
