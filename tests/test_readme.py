@@ -1,13 +1,15 @@
 """The README's "Using it" lines run as written after its first command: each line, in the order
 the README gives them, in one folder where `matchlog demo` ran, through a shell as a person types it.
 Only what the README says stands for something of the reader's is replaced: the example match ids
-(a Porrinha match the first line played, a backgammon match) and a Ray cluster's head, which the
-suite starts on this machine. `matchlog serve` runs until it serves the viewer, then gets Ctrl-C."""
+(a Porrinha match the first line played, a backgammon match), the duel's id (the one `matchlog
+duel` printed) and a Ray cluster's head, which the suite starts on this machine. Every command of
+`matchlog` has a line. `matchlog serve` runs until it serves the viewer, then gets Ctrl-C."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -18,10 +20,16 @@ from typing import Any
 
 import httpx
 
+from matchlog.cli import app
+
 from .test_cluster import cluster  # noqa: F401  (a head and two workers on 127.0.0.1)
 
 ROOT = Path(__file__).resolve().parent.parent
 PORRINHA_ID, BACKGAMMON_ID, HEAD = "01a1fcca-6e4c", "01a1fcd7-2b90", "HEAD:6379"
+DUEL_ID = "01a1fd3c-0f5e-7b21-8c9a-4d6e2f1a0b37"
+#: Commands the README leaves to the guides: an arbiter's last resort, the viewer's companion for
+#: Fish, and a receipt, which `prove` covers for a reader.
+NOT_IN_THE_README = {"abandon", "client", "receipt", "demo"}
 
 
 def using_it() -> list[str]:
@@ -84,6 +92,7 @@ def test_the_readmes_lines_run_as_written_after_its_first_command(tmp_path: Path
     lines = using_it()
     assert len(lines) >= 25 and PORRINHA_ID in " ".join(lines) and BACKGAMMON_ID in " ".join(lines)
     ids: dict[str, str] = {}
+    duel_id = ""
     for written in lines:
         if written.startswith("matchlog serve"):
             _serve(written, folder, env)
@@ -93,8 +102,24 @@ def test_the_readmes_lines_run_as_written_after_its_first_command(tmp_path: Path
             ids = ids or _ids(folder, env)
             for example, match_id in ids.items():
                 line = line.replace(example, match_id)
+        if DUEL_ID in line:
+            assert duel_id, "the duel's line comes first"
+            line = line.replace(DUEL_ID, duel_id)
         ran = _shell(line, folder, env)
         assert ran.returncode == 0 and "Traceback" not in ran.stderr, (written, ran.stdout[-2000:], ran.stderr)
         assert "error[" not in ran.stderr, (written, ran.stderr)
+        if written.startswith("matchlog duel "):
+            duel_id = re.match(r"duel (\S+):", ran.stdout).group(1)  # type: ignore[union-attr]
+        if written.startswith("matchlog duel-report "):
+            assert ran.stdout.startswith(f"duel {duel_id}:") and "verdict:" in ran.stdout, ran.stdout
     assert (folder / "stats.png").stat().st_size > 0 and (folder / "game.mat").exists()
     assert (folder / "match-archive" / "_delta_log").is_dir() and (folder / "bg-data").is_dir()
+
+
+def test_the_readme_has_a_line_for_every_command():
+    """Every command of `matchlog` (a group's by the group's name) is in a line of "Using it", but
+    the few it leaves to the guides; `demo` is its first command."""
+    commands = {command.name for command in [*app.registered_commands, *app.registered_groups]}
+    shown = {part.split()[1] for written in using_it() for part in written.split("&& ")}
+    assert commands - NOT_IN_THE_README <= shown, commands - NOT_IN_THE_README - shown
+    assert NOT_IN_THE_README - {"demo"} <= commands - shown
