@@ -206,6 +206,11 @@ def test_the_mat_and_the_sgf_of_one_game_import_as_one_match(db: str, tmp_path: 
     [imported] = json.loads(invoke("list", "--json", "--db", copy)[0])
     assert imported["events"] == match["events"]
     assert "no findings" in invoke("audit", "--all", "--db", copy)[0]
+    # Either record alone gives the game's time to the minute (SGF's DT holds only a date).
+    alone = str(tmp_path / "sgf.duckdb")
+    invoke("import", str(tmp_path / "game.sgf"), "--db", alone)
+    [from_sgf] = json.loads(invoke("list", "--json", "--db", alone)[0])
+    assert from_sgf["created_at"] == imported["created_at"] == match["created_at"][:-4] + ":00Z"
     # Two games of the same players are two matches, however alike they end.
     invoke("play", "porrinha", "-p", "random", "-p", "random", "--games", "3", "--seed", "4", "-q", "--db", db)
     for number, listed in enumerate(json.loads(invoke("list", "--game", "porrinha", "--json", "--db", db)[0])):
