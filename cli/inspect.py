@@ -45,7 +45,7 @@ def list_matches(
         str | None, typer.Option(help="Only matches started at or after this date (YYYY-MM-DD[THH:MM], UTC).")
     ] = None,
     limit: Annotated[
-        int, typer.Option(min=1, max=MAX_SEQ, help="At most this many, newest first (a huge number: all).")
+        int, typer.Option(min=1, max=MAX_SEQ, clamp=True, help="At most this many, newest first (a huge number: all).")
     ] = 50,
     offset: Annotated[int, typer.Option(min=0, max=1_000_000_000, help="Skip this many first (paging).")] = 0,
     db: Db = DEFAULT_DB,
