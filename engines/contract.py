@@ -208,21 +208,31 @@ class Engine(Protocol[State]):
         ...
 
 
-def parse_options(spec: GameSpec, given: dict[str, Any] | None) -> Any:
-    """The game's options from a plain dict (missing ones take their defaults).
+def parse_options(spec: GameSpec, given: dict[str, Any] | None, *, recorded: bool = False) -> Any:
+    """The game's options from a plain dict (missing ones take their defaults). The bounds an
+    options type declares are on what matchlog starts: with `recorded` (the options of a match a
+    log holds already, which a version without those bounds may have written), a value past one
+    is taken as it was recorded.
 
     Raises:
-        UsageError: an unknown option or a value of the wrong type.
+        UsageError: an unknown option or a value of the wrong type, or (unless `recorded`) past its bounds.
     """
-    try:
-        return msgspec.convert(given or {}, spec.options)
-    except msgspec.ValidationError as error:
-        said = str(error)
-        # A bound the options type declares, said in words: "chopsticks is at most 100".
-        bound = re.fullmatch(r"Expected `\w+` (>=|<=) (\S+) - at `\$\.(\w+)`", said)
-        if bound is not None:
-            said = f"{bound[3]} is {'at least' if bound[1] == '>=' else 'at most'} {bound[2]}"
-        raise UsageError(f"{spec.name} options: {said}", code="usage.options") from None
+    given = dict(given or {})
+    past: dict[str, Any] = {}
+    while True:
+        try:
+            options = msgspec.convert(given, spec.options)
+            return msgspec.structs.replace(options, **past) if past else options
+        except msgspec.ValidationError as error:
+            said = str(error)
+            # A bound the options type declares, said in words: "chopsticks is at most 100".
+            bound = re.fullmatch(r"Expected `\w+` (>=|<=) (\S+) - at `\$\.(\w+)`", said)
+            if bound is not None and recorded and bound[3] in given:
+                past[bound[3]] = given.pop(bound[3])  # the rest is still checked, with its default here
+                continue
+            if bound is not None:
+                said = f"{bound[3]} is {'at least' if bound[1] == '>=' else 'at most'} {bound[2]}"
+            raise UsageError(f"{spec.name} options: {said}", code="usage.options") from None
 
 
 def awaited_turn(engine: Engine[Any], state: Any, seat: int) -> Turn:

@@ -22,7 +22,7 @@ from matchlog.engines import get as get_engine
 from matchlog.engines import parse_options
 from matchlog.engines.contract import MAX_SEATS
 from matchlog.engines.porrinha import CLOSED_HAND
-from matchlog.events import UsageError
+from matchlog.events import MatchStarted, Seat, UsageError, uuid7
 from matchlog.store import Store
 
 runner = CliRunner()
@@ -133,6 +133,21 @@ def test_a_games_options_out_of_their_bounds_are_refused_with_a_clear_error(data
         parse_options(get_engine(game).spec, {field: value})
     assert refused.value.code == "usage.options" and field in str(refused.value)
     assert parse_options(get_engine(game).spec, {field: data.draw(st.integers(low, high))}) is not None
+
+
+def test_a_match_recorded_before_its_options_had_bounds_still_reads_and_audits(db: str):
+    """The bounds are on what matchlog starts; a record it holds already, from a version without
+    them, reads as it was recorded."""
+    match_id = uuid7()
+    seats = (Seat(name="a", player="random"), Seat(name="b", player="random"))
+    with Store(db) as store:
+        store.append(match_id, [MatchStarted(game="porrinha", options={"chopsticks": 20_000}, seats=seats)], 0)
+    out, _ = invoke("show", str(match_id), "--db", db)
+    assert "20000" in out.replace(",", "")
+    assert "no findings" in invoke("audit", "--all", "--db", db)[0]
+    with pytest.raises(UsageError) as refused:
+        parse_options(get_engine("porrinha").spec, {"chopsticks": 20_000})
+    assert "chopsticks is at most 100" in str(refused.value)
 
 
 def test_play_porrinha_with_100000_chopsticks_is_refused_before_it_plays(db: str):
