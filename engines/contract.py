@@ -208,14 +208,14 @@ class Engine(Protocol[State]):
         ...
 
 
-def parse_options(spec: GameSpec, given: dict[str, Any] | None, *, recorded: bool = False) -> Any:
+def parse_options(spec: GameSpec, given: dict[str, Any] | None, *, bounded: bool = True) -> Any:
     """The game's options from a plain dict (missing ones take their defaults). The bounds an
-    options type declares are on what matchlog starts: with `recorded` (the options of a match a
-    log holds already, which a version without those bounds may have written), a value past one
-    is taken as it was recorded.
+    options type declares keep a match matchlog plays from running for hours: with `bounded=False`
+    (a match a log holds already, which a version without those bounds may have written, or one a
+    referee elsewhere drives through the service) a value past one is taken as given.
 
     Raises:
-        UsageError: an unknown option or a value of the wrong type, or (unless `recorded`) past its bounds.
+        UsageError: an unknown option or a value of the wrong type, or (if `bounded`) past its bounds.
     """
     given = dict(given or {})
     past: dict[str, Any] = {}
@@ -227,7 +227,7 @@ def parse_options(spec: GameSpec, given: dict[str, Any] | None, *, recorded: boo
             said = str(error)
             # A bound the options type declares, said in words: "chopsticks is at most 100".
             bound = re.fullmatch(r"Expected `\w+` (>=|<=) (\S+) - at `\$\.(\w+)`", said)
-            if bound is not None and recorded and bound[3] in given:
+            if bound is not None and not bounded and bound[3] in given:
                 past[bound[3]] = given.pop(bound[3])  # the rest is still checked, with its default here
                 continue
             if bound is not None:

@@ -258,7 +258,7 @@ class DaVinci:
         Raises:
             UsageError: an option, a table size or a position Da Vinci Code cannot take.
         """
-        options: DavinciOptions = parse_options(self.spec, started.options, recorded=True)
+        options: DavinciOptions = parse_options(self.spec, started.options, bounded=False)
         if "hidden_jokers" not in started.options:  # recorded before the option: as it was played
             options = msgspec.structs.replace(options, hidden_jokers=False)
         players = len(started.seats)

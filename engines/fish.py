@@ -262,7 +262,7 @@ class Fish:
         Raises:
             UsageError: an option, a table size or a position Fish cannot take.
         """
-        options: FishOptions = parse_options(self.spec, started.options, recorded=True)
+        options: FishOptions = parse_options(self.spec, started.options, bounded=False)
         players = len(started.seats)
         self.spec.check_players(players)
         names = tuple(seat.name for seat in started.seats)

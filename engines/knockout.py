@@ -108,7 +108,7 @@ class Knockout:
     figures = declare_figures(shared_figures(hidden=False), {"games": Derived.PUBLIC})
 
     def start(self, started: MatchStarted) -> KnockoutState:
-        options: KnockoutOptions = parse_options(self.spec, started.options, recorded=True)
+        options: KnockoutOptions = parse_options(self.spec, started.options, bounded=False)
         if started.position is not None:
             raise UsageError("a knockout does not start from a position", code="usage.position")
         if not 2 <= options.smallest <= options.largest or options.largest == options.smallest:

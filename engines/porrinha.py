@@ -198,7 +198,7 @@ class Porrinha:
         Raises:
             UsageError: an option, a table size or a position Porrinha cannot take.
         """
-        options: PorrinhaOptions = parse_options(self.spec, started.options, recorded=True)
+        options: PorrinhaOptions = parse_options(self.spec, started.options, bounded=False)
         players = len(started.seats)
         self.spec.check_players(players)
         if options.chopsticks < 1:
