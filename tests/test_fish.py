@@ -198,7 +198,7 @@ def test_moves_are_judged(answer: object, code: str):
 def test_bad_options_are_refused_with_the_reason():
     with pytest.raises(Exception, match="cannot take 8 penguins"):
         started(2, rows=2, columns=2)
-    with pytest.raises(Exception, match="fish is at most 5"):
+    with pytest.raises(Exception, match="1 to 5 fish"):
         started(2, fish=7)
 
 
