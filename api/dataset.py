@@ -86,6 +86,9 @@ MATCH_SCHEMA = pa.schema(
         ("removed", pa.list_(pa.int32())),
         ("series_id", pa.string()),
         ("series_game", pa.int32()),
+        ("duel_id", pa.string()),
+        ("duel_pair", pa.int32()),
+        ("duel_game", pa.int32()),
         ("origin_match", pa.string()),
         ("origin_seq", pa.int64()),
         ("started_at", pa.timestamp("us", tz="UTC")),
@@ -356,6 +359,7 @@ def _match_row(
     engine = get_engine(info.game)
     code = encoding(info.game)
     start = engine.start(records[0].event)  # type: ignore[arg-type]
+    duel = records[0].event.duel  # type: ignore[union-attr]
     outcome = info.outcome
     return {
         "match_id": str(info.match_id),
@@ -371,6 +375,9 @@ def _match_row(
         "removed": list(outcome.removed) if outcome is not None else None,
         "series_id": info.series_id,
         "series_game": info.series_game,
+        "duel_id": duel.id if duel is not None else None,
+        "duel_pair": duel.pair if duel is not None else None,
+        "duel_game": duel.game if duel is not None else None,
         "origin_match": str(info.origin_match) if info.origin_match is not None else None,
         "origin_seq": info.origin_seq,
         "started_at": info.created_us,
@@ -468,6 +475,7 @@ matches = polars.read_parquet("DIR/matches/*.parquet")               # one row p
 
 One row per match: its id, game and options (JSON), players and strategies by seat, status,
 result, places, winners, scores and removed seats, its series (id and game number) or fork origin,
+its duel (id, pair and game in the pair, the seats rotated that many places; null outside a duel),
 when it started and ended, how many events and decisions it has, its chance commitments and the
 seeds revealed at its end (every die, shuffle and board can be drawn again from them), the shape of
 its observations and the size of its action space, the seat whose view the rows are (null: each

@@ -15,7 +15,12 @@ from matchlog.referee import DEFAULT_TIMEOUT, Limits
 from .base import (
     DEFAULT_DB,
     FISH_TIMEOUT,
+    MAX_GAMES,
+    MAX_JOBS,
+    MAX_SEAT,
     Db,
+    GameOptions,
+    GameTimeout,
     Json,
     Quiet,
     Seed,
@@ -40,6 +45,7 @@ def duel(
         int | None,
         typer.Option(
             min=1,
+            max=MAX_GAMES,
             help="Pairs to play (default 100); with --sprt, the most it may play (default 10,000); "
             "with --resume, the duel's own unless given.",
         ),
@@ -56,25 +62,23 @@ def duel(
         bool, typer.Option("--no-duplicate", help="Fresh chance for every game, not one seed per pair (to compare).")
     ] = False,
     seats: Annotated[
-        int | None, typer.Option(min=2, help="Seats per table (default 2): the second player fills all but one.")
+        int | None,
+        typer.Option(min=2, max=MAX_SEAT + 1, help="Seats per table (default 2): the second player fills all but one."),
     ] = None,
     position: Annotated[str | None, typer.Option(help="Every pair starts from this position.")] = None,
     positions: Annotated[
         Path | None, typer.Option(help="A file of positions, one a line: pair N starts from line N (in turn).")
     ] = None,
-    jobs: Annotated[int | None, typer.Option(min=1, help="Worker processes (default 1; at most the cores).")] = None,
+    jobs: Annotated[
+        int | None, typer.Option(min=1, max=MAX_JOBS, help="Worker processes (default 1; at most the cores).")
+    ] = None,
     force_jobs: Annotated[bool, typer.Option("--force-jobs", help="Allow --jobs beyond the cores.")] = False,
     ray: Annotated[
         str | None, typer.Option("--ray", metavar="ADDRESS", help="Play on the Ray cluster at ADDRESS instead.")
     ] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
-    ] = None,
+    option: GameOptions = None,
     seed: Seed = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(min=0.001, help="Seconds a user player may take per call (default: 30 for Fish, else 10)."),
-    ] = None,
+    timeout: GameTimeout = None,
     resume: Annotated[
         str | None, typer.Option(metavar="DUEL", help="Play on the duel of this id (stopped before it decided).")
     ] = None,

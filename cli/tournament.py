@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import msgspec
 import typer
 from rich.table import Table
 
@@ -22,7 +23,12 @@ if TYPE_CHECKING:
 from .base import (
     DEFAULT_DB,
     FISH_TIMEOUT,
+    MAX_GAMES,
+    MAX_JOBS,
+    MAX_SEAT,
     Db,
+    GameOptions,
+    GameTimeout,
     Json,
     Quiet,
     Seed,
@@ -43,6 +49,7 @@ from .output import (
     short_spec,
 )
 from .play import InProcess, Memory, Unconfined, say_unconfined
+from .rulings import print_series_rulings, series_rulings
 
 # -- tournaments -------------------------------------------------------------------------------
 
@@ -52,9 +59,12 @@ from .play import InProcess, Memory, Unconfined, say_unconfined
 def tournament(
     game: Annotated[str, typer.Argument(help="The game (matchlog games lists them).")],
     player: Annotated[list[str], players_option("see matchlog games")],
-    games: Annotated[int, typer.Option(min=1, help="Matches in all, spread over every table and seat order.")] = 100,
+    games: Annotated[
+        int, typer.Option(min=1, max=MAX_GAMES, help="Matches in all, spread over every table and seat order.")
+    ] = 100,
     jobs: Annotated[
-        int | None, typer.Option(min=1, help="Worker processes (default: one per core; at most the cores).")
+        int | None,
+        typer.Option(min=1, max=MAX_JOBS, help="Worker processes (default: one per core; at most the cores)."),
     ] = None,
     force_jobs: Annotated[
         bool, typer.Option("--force-jobs", help="Allow --jobs beyond the cores of this machine.")
@@ -68,15 +78,12 @@ def tournament(
             "instead of worker processes here; needs matchlog[ray].",
         ),
     ] = None,
-    seats: Annotated[int | None, typer.Option(min=1, help="Players per table (default: the game's least).")] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
+    seats: Annotated[
+        int | None, typer.Option(min=1, max=MAX_SEAT + 1, help="Players per table (default: the game's least).")
     ] = None,
+    option: GameOptions = None,
     seed: Seed = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(min=0.001, help="Seconds a user player may take per call (default: 30 for Fish, else 10)."),
-    ] = None,
+    timeout: GameTimeout = None,
     knockout: Annotated[
         bool,
         typer.Option(
@@ -181,8 +188,10 @@ def tournament(
         finally:
             if progress.live.is_started:  # stopping one never started would print a blank line
                 progress.stop()
+    with open_log(db, server) as store:
+        rulings = series_rulings(store, result.tournament_id)
     if json:
-        emit_json(result)
+        emit_json({**msgspec.to_builtins(result), "rulings": rulings})
     else:
         table = Table(show_edge=False, box=None, header_style="bold", pad_edge=False, collapse_padding=True)
         # The strategy column only when it says more than the names (`-p alice=random`).
@@ -213,6 +222,7 @@ def tournament(
         )
         if result.unfinished or result.interrupted:
             console.out(f"interrupted: {result.unfinished} unfinished match(es) were ended as abandoned")
+        print_series_rulings(rulings, result.finished + result.unfinished)
     for failure in result.failures[:5]:
         error_line(failure, "tournament.failed")
     if len(result.failures) > 5:

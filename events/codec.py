@@ -195,6 +195,11 @@ def _started_before_duels(stored: dict[str, Any]) -> dict[str, Any]:
     return stored
 
 
-def json_schema() -> dict[str, Any]:
-    """The JSON Schema of every event (a tagged union on the `type` field)."""
-    return msgspec.json.schema(_words().union)
+def json_schema(tag: str | None = None) -> dict[str, Any]:
+    """The JSON Schema of every event (a tagged union on the `type` field), or of the one event
+    stored under `tag` (with only the definitions it uses).
+
+    Raises:
+        DecodeError: no event type has that tag.
+    """
+    return msgspec.json.schema(_words().union if tag is None else event_type(tag))

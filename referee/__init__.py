@@ -10,13 +10,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .calls import Channel, PlayerCalls, Reply
+    from .calls import DEFAULT_TIMEOUT, Channel, PlayerCalls, Reply
     from .channel import ChildPlayer
     from .generic import Decision, GenericProtocol
     from .knockout import KnockoutResult, run_knockout
     from .match import GameProtocol, MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder
     from .play import (
-        DEFAULT_TIMEOUT,
         RUNNERS,
         MatchResult,
         SeriesResult,
@@ -25,8 +24,9 @@ if TYPE_CHECKING:
         resume_match,
         runner,
     )
-    from .players import builtin_names, make_player, register_builtin, seats_from_specs, seats_taken_by
+    from .players import make_player, seats_from_specs, seats_taken_by
     from .porrinha import PorrinhaProtocol, RandomPlayer, ReasonerPlayer, Table
+    from .registry import builtin_names, register_builtin
     from .sandbox import Limits
 
 _WHERE = {
@@ -42,7 +42,7 @@ _WHERE = {
     "Referee": ".match",
     "Resumption": ".match",
     "StoreRecorder": ".match",
-    "DEFAULT_TIMEOUT": ".play",
+    "DEFAULT_TIMEOUT": ".calls",
     "RUNNERS": ".play",
     "MatchResult": ".play",
     "SeriesResult": ".play",
@@ -52,9 +52,9 @@ _WHERE = {
     "runner": ".play",
     "Decision": ".generic",
     "GenericProtocol": ".generic",
-    "builtin_names": ".players",
+    "builtin_names": ".registry",
     "make_player": ".players",
-    "register_builtin": ".players",
+    "register_builtin": ".registry",
     "seats_from_specs": ".players",
     "seats_taken_by": ".players",
     "PorrinhaProtocol": ".porrinha",

@@ -38,7 +38,7 @@ from matchlog.events import (
 from matchlog.store import Store
 
 from . import backgammon, davinci, fish
-from .calls import Channel
+from .calls import DEFAULT_TIMEOUT, Channel
 from .channel import channel_for, close_players
 from .generic import run_generic
 from .match import MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder, ctrl_c_deferred
@@ -57,8 +57,6 @@ __all__ = [
     "runner",
 ]
 
-#: Seconds a player may take to answer one call, unless told otherwise.
-DEFAULT_TIMEOUT = 10.0
 #: How many finished matches of a series may still be on their way to the log.
 _IN_FLIGHT = 32
 

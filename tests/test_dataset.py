@@ -20,6 +20,8 @@ from matchlog.engines import GAMES
 from matchlog.engines.encodings import ENCODINGS, encoding
 from matchlog.events import UsageError
 from matchlog.proofs import verifier
+from matchlog.referee import play_series
+from matchlog.referee.duel import run_duel
 from matchlog.testing import check_encoding
 
 from .conftest import Served
@@ -131,6 +133,21 @@ def test_a_backgammon_dataset_loads_with_datasets_and_polars(
     card = (out / "README.md").read_text()
     assert "matchlog dataset --game backgammon --split train=0.5,test=0.5" in card
     assert "Licence: left to whoever publishes" in card and "### backgammon" in card
+
+
+def test_a_duels_games_say_their_duel_pair_and_game_and_other_matches_none(tmp_path: Path):
+    db = tmp_path / "duel.duckdb"
+    with matchlog.open(db, write=True, mode="create") as log:
+        run = run_duel("porrinha", "reasoner", "random", store=log, pairs=2, seed=3, in_process=True)
+        play_series("porrinha", ["random"] * 2, games=1, seed=4, store=log)
+    dataset(db, tmp_path / "out", "--split", "train=1")
+    rows = matches_of(tmp_path / "out")
+    duel = sorted((m["duel_pair"], m["duel_game"]) for m in rows if m["duel_id"] == run.duel_id)
+    assert duel == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    assert {m["series_id"] for m in rows if m["duel_id"] is not None} == {run.duel_id}  # what --series takes
+    others = [m for m in rows if m["duel_id"] is None]
+    assert len(others) == 1 and others[0]["duel_pair"] is None and others[0]["duel_game"] is None
+    assert "its duel (id, pair and game in the pair" in (tmp_path / "out" / "README.md").read_text()
 
 
 def test_splits_are_by_match_and_the_same_on_every_export(log_copy: Path, tmp_path: Path):
