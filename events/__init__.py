@@ -16,6 +16,7 @@ Schema evolution, the rules every change to an event follows:
    them all, so an incompatible change fails a test rather than a replay.
 """
 
+from .annotations import COMMENT_MARKS, AnyNote, Choice, Comment, Decision, Luck, Note, decode_note, encode_note
 from .backgammon import CheckerMoved, DiceRolled, OpeningRolled
 from .base import Event, Outcome, Seat, control_character
 from .codec import EVENT_TYPES, AnyEvent, canonical, current_version, decode, encode, event_type, json_schema, upcaster
@@ -78,17 +79,22 @@ from .lifecycle import (
 from .porrinha import GuessMade, GuessVoided, HandChosen, HandHidden, HandReset
 
 __all__ = [
+    "COMMENT_MARKS",
     "EVENT_TYPES",
     "ActionsUndone",
     "AgeGiven",
     "AnswerRejected",
     "AnswerWithheld",
     "AnyEvent",
+    "AnyNote",
     "BoardGenerated",
     "ChanceCommitted",
     "ChanceRevealed",
     "CheckerMoved",
+    "Choice",
+    "Comment",
     "ConcurrencyError",
+    "Decision",
     "DecodeError",
     "DiceRolled",
     "Draft",
@@ -105,10 +111,12 @@ __all__ = [
     "ImportRejected",
     "JokerPlaced",
     "KnockoutGamePlayed",
+    "Luck",
     "MatchEnded",
     "MatchResumed",
     "MatchStarted",
     "MatchlogError",
+    "Note",
     "OpeningRolled",
     "Origin",
     "Outcome",
@@ -139,9 +147,11 @@ __all__ = [
     "control_character",
     "current_version",
     "decode",
+    "decode_note",
     "draft",
     "drafts",
     "encode",
+    "encode_note",
     "event_type",
     "json_schema",
     "now_us",

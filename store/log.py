@@ -40,10 +40,11 @@ from matchlog.events import (
     uuid_from_int,
 )
 
+from .annotations import AnnotationStore, has_annotations
 from .catalogue import Appended, Figures, Finding, MatchInfo, chain_findings, select_matches
 from .chain import SQL_EXPECTED_HASH, snapshot_digest
 from .schema import DDL, SCHEMA_VERSION
-from .tree import TreeReader, build_tree, tree_hashes
+from .tree import TreeReader, build_tree, leaves, tree_hashes
 from .writer import Item, Request, Writer, insert_tree, items, replace_figures
 
 __all__ = ["DEFAULT_SQL_ROWS", "DEFAULT_SQL_TIMEOUT", "Store", "is_interrupt"]
@@ -166,7 +167,7 @@ WITH no_leaf AS (
     FROM events WHERE leaf IS NULL ORDER BY match_id, seq LIMIT 10
 ), gaps AS (
     SELECT 'tree.leaf_gap' AS code, match_id, seq, leaf
-    FROM (SELECT match_id, seq, leaf, lag(leaf) OVER (ORDER BY leaf) AS before FROM events WHERE leaf IS NOT NULL)
+    FROM (SELECT match_id, seq, leaf, lag(leaf) OVER (ORDER BY leaf) AS before FROM {leaves})
     WHERE leaf <> coalesce(before + 1, 0)
     ORDER BY leaf LIMIT 10
 )
@@ -201,8 +202,9 @@ _WRITING: set[str] = set()
 _WRITING_LOCK = threading.Lock()
 
 
-class Store:
-    """A match log: append with optimistic concurrency, read back, verify, export and import."""
+class Store(AnnotationStore):
+    """A match log: append with optimistic concurrency, read back, verify, export and import (and
+    the annotations beside it: store/annotations.py)."""
 
     def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False) -> None:
         self.path = str(path)
@@ -242,6 +244,9 @@ class Store:
                 self._db.execute(DDL)
                 if version == "1":
                     self._upgrade()
+                elif version == "2":  # version 3 adds the annotations table (the DDL made it), nothing else
+                    self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [SCHEMA_VERSION])
+            self.has_annotations = has_annotations(self._db)
             self._digests = self._has_snapshot_digests()
             #: Whether the log has its Merkle tree (a version 1 log opened read-only has none yet).
             self.has_tree = read_only is False or version != "1"
@@ -278,11 +283,11 @@ class Store:
         if "meta" not in tables or "events" not in tables:
             raise StoreError(f"{self.path} is a database, but not a matchlog log", code="store.unreadable")
         found = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-        if not found or found[0][0] not in ("1", SCHEMA_VERSION):
+        if not found or found[0][0] not in ("1", "2", SCHEMA_VERSION):
             version = found[0][0] if found else "none"
             raise StoreError(
                 f"{self.path} is a matchlog log of schema version {version}; this matchlog reads "
-                f"versions 1 and {SCHEMA_VERSION}",
+                f"versions 1 to {SCHEMA_VERSION}",
                 code="store.version",
             )
         return found[0][0]
@@ -720,7 +725,7 @@ class Store:
                 "writing (any matchlog command its owner runs) to build it",
                 code="proof.no_tree",
             )
-        return TreeReader(self._read())
+        return TreeReader(self._read(), annotations=self.has_annotations)
 
     def tree_head(self) -> tuple[int, bytes]:
         """The committed tree's size and root.
@@ -783,7 +788,7 @@ class Store:
             ProofError: the log has no tree yet.
         """
         self.tree()
-        return tree_hashes(self._db, batch_rows)
+        return tree_hashes(self._db, batch_rows, annotations=self.has_annotations)
 
     def tree_nodes(self) -> dict[tuple[int, int], bytes]:
         """The kept complete subtrees: (level, index) -> hash.
@@ -796,18 +801,19 @@ class Store:
         return {(level, idx): bytes(digest) for level, idx, digest in rows}
 
     def verify_tree(self) -> list[Finding]:
-        """Check that every event has its leaf, and the leaves are numbered 0, 1, 2, ... with no gap or
-        repeat (an event removed leaves a gap, one copied in a repeat). [] when all is well (or there is
-        no tree)."""
+        """Check that every event has its leaf, and the leaves (events' and annotations') are numbered
+        0, 1, 2, ... with no gap or repeat (an entry removed leaves a gap, one copied in a repeat). []
+        when all is well (or there is no tree)."""
         if not self.has_tree:
             return []
         self.sync()
         findings = []
-        rows = self._read().execute(_VERIFY_TREE).fetchall()
+        rows = self._read().execute(_VERIFY_TREE.format(leaves=leaves(self.has_annotations))).fetchall()
         for code, match_id, seq, leaf in rows:
             message = {
                 "tree.no_leaf": "the event has no leaf in the tree: it was added without the log",
-                "tree.leaf_gap": f"the tree's leaves jump to {leaf}: an event was removed, or leaves renumbered",
+                "tree.leaf_gap": f"the tree's leaves jump to {leaf}: an event or annotation was removed, or leaves "
+                "renumbered",
             }[code]
             findings.append(Finding(match_id, seq, code, message))
         return findings

@@ -179,7 +179,8 @@ class Writer:
         self._newest = newest.int if newest is not None else -1  # the greatest match id in the log
         #: The tree as committed: its frontier (store/tree.py). Replaced, never changed, so other threads
         #: may read its size and root at any time.
-        self.tree = TreeReader(self._con).frontier(TreeReader(self._con).size())
+        tree = TreeReader(self._con, annotations=True)  # a log open for writing has the table
+        self.tree = tree.frontier(tree.size())
         self.recovered = self._recover()
         self._thread = threading.Thread(target=self._run, name="matchlog-writer", daemon=True)
         self._thread.start()
@@ -197,6 +198,14 @@ class Writer:
     def submit_call(self, function: Callable[[duckdb.DuckDBPyConnection], Any]) -> Future[Any]:
         """Run `function(connection)` on the writer's connection, in a transaction of its own."""
         return self._submit(("call", function))
+
+    def submit_leaves(
+        self, function: Callable[[duckdb.DuckDBPyConnection, int], tuple[Any, list[bytes]]]
+    ) -> Future[Any]:
+        """Run `function(connection, first_leaf)` in a transaction of its own: it inserts rows that
+        take leaves first_leaf, first_leaf + 1, ... and returns (its result, their chain hashes in
+        leaf order); the tree grows by them in the same transaction. The future gets its result."""
+        return self._submit(("leaves", function))
 
     def sync(self) -> None:
         """Return once the catalogue tables hold every committed change."""
@@ -249,6 +258,8 @@ class Writer:
                     self._commit_bulk(payload, future)
                 elif kind == "sync":
                     self._settle(future, self._flush_catalogue)
+                elif kind == "leaves":
+                    self._settle(future, partial(self._add_leaves, payload))
                 else:
                     self._settle(future, partial(self._transaction, partial(payload, self._con)))
             except Exception as error:  # never leave a caller waiting, and keep serving the others
@@ -317,6 +328,13 @@ class Writer:
         except Exception:
             _rollback(con)
             raise
+        return result
+
+    def _add_leaves(self, function: Callable[[duckdb.DuckDBPyConnection, int], tuple[Any, list[bytes]]]) -> Any:
+        """Rows beside the events that are leaves of the tree (annotations), in one transaction."""
+        tree = self.tree.copy()
+        result, _ = self._transaction(lambda: _grown(self._con, tree, function))
+        self.tree = tree  # only once committed
         return result
 
     def _commit_appends(self, jobs: list[tuple[Request, Future[Appended]]]) -> None:
@@ -599,6 +617,17 @@ class Writer:
                 self._dirty_seats[(match_id, row.seat)] = row
         self._flush_catalogue()
         return len(lagging)
+
+
+def _grown(
+    con: duckdb.DuckDBPyConnection,
+    tree: Any,
+    function: Callable[[duckdb.DuckDBPyConnection, int], tuple[Any, list[bytes]]],
+) -> tuple[Any, list[bytes]]:
+    """Run `function` at the tree's next leaf and grow `tree` (a copy) by the leaves it wrote."""
+    result, hashes = function(con, tree.size)
+    insert_tree(con, tree.extend(hashes))
+    return result, hashes
 
 
 def _select_one(con: duckdb.DuckDBPyConnection, match_id: UUID) -> MatchInfo | None:

@@ -30,6 +30,7 @@ from matchlog.proofs import verifier
 from matchlog.proofs.tree import Frontier
 from matchlog.referee import MemoryRecorder, make_player, play_match, play_series, seats_from_specs
 from matchlog.store import Store, chain_hash
+from matchlog.store.schema import SCHEMA_VERSION
 from matchlog.store.writer import insert_tree
 
 runner = CliRunner()
@@ -94,7 +95,7 @@ def test_a_version_1_log_is_read_as_it_was_and_gets_its_tree_on_first_open_for_w
     with Store(path) as store:
         assert store.tree_head() == head, "the same tree: the events in the order they were committed"
         assert store.verify_tree() == []
-        assert store.query("SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
+        assert store.query("SELECT value FROM meta WHERE key = 'schema_version'") == [(SCHEMA_VERSION,)]
 
 
 # -- a log, its checkpoint and receipts, and four ways to rewrite it ----------------------------
