@@ -59,11 +59,13 @@ IMPORTED = "imported"
 
 
 class Step(msgspec.Struct, frozen=True):
-    """A checker moved from point `start` to point `end` (mover's numbers); `hit` a blot on `end`."""
+    """A checker moved from point `start` to point `end` (mover's numbers); `hit` a blot on `end`;
+    `seq` the event that moved it, when read from a match's records."""
 
     start: int
     end: int
     hit: bool = False
+    seq: int | None = None
 
 
 class Roll(msgspec.Struct, kw_only=True):
@@ -73,6 +75,7 @@ class Roll(msgspec.Struct, kw_only=True):
     dice: tuple[int, int]
     steps: list[Step] = msgspec.field(default_factory=list)
     where: str = ""
+    seq: int | None = None  # the roll's event, when read from a match's records
 
 
 class Cube(msgspec.Struct, kw_only=True):
@@ -140,17 +143,18 @@ def game_of(records: list[Record]) -> GameRecord:
         match event:
             case OpeningRolled(first=first, second=second):
                 if state.options.move_by_turn_rolls:  # the opening roll is the starter's roll: its die first
-                    game.actions.append(Roll(player=after.side, dice=(max(first, second), min(first, second))))
+                    dice = (max(first, second), min(first, second))
+                    game.actions.append(Roll(player=after.side, dice=dice, seq=record.seq))
                 else:
                     game.opening = (first, second)
             case DiceRolled(seat=seat, dice=dice):
-                game.actions.append(Roll(player=seat, dice=dice))
+                game.actions.append(Roll(player=seat, dice=dice, seq=record.seq))
             case CheckerMoved(seat=seat, die_index=index, source=source):
                 start = BAR if source is None else (source + 1 if seat == 0 else 24 - source)
                 end = max(start - state.dice[index], OFF)
                 roll = game.actions[-1]
                 assert isinstance(roll, Roll)
-                roll.steps.append(Step(start, end, after.bar[1 - seat] > state.bar[1 - seat]))
+                roll.steps.append(Step(start, end, after.bar[1 - seat] > state.bar[1 - seat], record.seq))
             case PlayerRemoved(seat=seat) if not state.over:
                 game.actions.append(Win(player=1 - seat, points=1, resigned=True))
             case MatchEnded(outcome=outcome) if outcome.winners:

@@ -41,7 +41,7 @@ from matchlog.events import Record, Series, UsageError, us_to_datetime
 from .gnubg import BAR, IMPORTED, OFF, Cube, GameRecord, Roll, Step, Win, game_of, read_game
 from .imported import FormatError, ImportedMatch, derived_id, match_key
 
-__all__ = ["FORMAT", "export_mat", "read_mat"]
+__all__ = ["FORMAT", "export_mat", "play_notation", "read_mat"]
 
 FORMAT = "mat"
 _TAG = re.compile(r'^\s*[;#]\s*\[([A-Za-z][A-Za-z0-9 ]*?)\s+"((?:[^"\\]|\\.)*)"\]\s*$')
@@ -65,6 +65,11 @@ def _quoted(value: str) -> str:
 def _steps(roll: Roll) -> str:
     """GNU Backgammon's plain move text: each step `from/to`, `*` on a hit."""
     return " ".join(f"{step.start}/{step.end}{'*' if step.hit else ''}" for step in roll.steps)
+
+
+def play_notation(roll: Roll) -> str:
+    """A play in the notation people read (GNU Backgammon's: `13/8 6/1*`), where matchlog shows one."""
+    return _steps(roll)
 
 
 def _check_name(name: str) -> None:

@@ -23,6 +23,7 @@ pygammon), XC (the chance commitment, `ALGORITHM:HEX`) and XS (the revealed seed
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from matchlog.events import Record, Series, us_to_datetime
@@ -30,7 +31,7 @@ from matchlog.events import Record, Series, us_to_datetime
 from .gnubg import BAR, IMPORTED, OFF, Cube, GameRecord, Roll, Step, Win, game_of, read_game
 from .imported import FormatError, ImportedMatch, derived_id, match_key
 
-__all__ = ["FORMAT", "export_sgf", "read_sgf"]
+__all__ = ["FORMAT", "export_sgf", "read_nodes", "read_sgf"]
 
 FORMAT = "sgf"
 Node = dict[str, list[str]]
@@ -67,8 +68,9 @@ def _escaped(value: str) -> str:
     return value.replace("\\", "\\\\").replace("]", "\\]")
 
 
-def export_sgf(records: list[Record]) -> str:
-    """A backgammon match as an SGF text (one game of a 1-point match).
+def export_sgf(records: list[Record], extra: Callable[[Roll], str] | None = None) -> str:
+    """A backgammon match as an SGF text (one game of a 1-point match); `extra(roll)` gives more
+    properties for a roll's node (GNU Backgammon's analysis properties: `matchlog.analysis`).
 
     Raises:
         UsageError: the match is not backgammon.
@@ -100,7 +102,7 @@ def export_sgf(records: list[Record]) -> str:
                 nodes.append(f";PL[{colour}]DI[{dice}]")  # rolled, then resigned
                 continue
             steps = "".join(_letter(action.player, s.start) + _letter(action.player, s.end) for s in action.steps)
-            nodes.append(f";{colour}[{dice}{steps}]")
+            nodes.append(f";{colour}[{dice}{steps}]" + (extra(action) if extra is not None else ""))
     return "\n".join(nodes) + ")\n"
 
 
@@ -190,6 +192,15 @@ class _Reader:
             chars.append(char)
             self.at += 1
         raise FormatError(FORMAT, f"{opened}: a value is not closed (']')")
+
+
+def read_nodes(text: str) -> list[list[Node]]:
+    """Each game tree's main line of an SGF text, as its nodes' properties (name -> values).
+
+    Raises:
+        FormatError: the text is not SGF.
+    """
+    return [[node for _, node in tree] for tree in _Reader(text).collection()]
 
 
 def _one(node: Node, name: str) -> str | None:
