@@ -16,18 +16,11 @@ from typing import Any, Protocol
 import msgspec
 
 from matchlog.engines import Engine, Turn
-from matchlog.events import Event, Note, Record
+from matchlog.events import Event, Record
+from matchlog.replay.annotations import Judged
 from matchlog.replay.fold import effective, engine_of
 
 __all__ = ["Analyser", "Decided", "Judged", "decisions", "matchlog_version"]
-
-
-class Judged(msgspec.Struct, frozen=True):
-    """What an analyser says about one event: its seq, the seat whose view the note belongs to, the note."""
-
-    seq: int
-    seat: int | None
-    note: Note
 
 
 class Analyser(Protocol):

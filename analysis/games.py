@@ -33,8 +33,9 @@ from matchlog.events import (
     TileGuessed,
     UsageError,
 )
+from matchlog.replay.annotations import Judged
 
-from .base import Judged, decisions, matchlog_version
+from .base import decisions, matchlog_version
 from .marks import mark
 
 __all__ = ["DavinciAnalyser", "FishAnalyser", "PorrinhaAnalyser"]

@@ -36,9 +36,8 @@ from matchlog.events import Choice, Decision, Luck, Record, UsageError
 from matchlog.formats.gnubg import BAR, OFF, Roll, Step, game_of
 from matchlog.formats.mat import export_mat, play_notation
 from matchlog.formats.sgf import read_nodes
+from matchlog.replay.annotations import Judged
 from matchlog.replay.fold import effective
-
-from .base import Judged
 
 __all__ = ["PROGRAM", "GnubgAnalyser", "gnubg_program", "gnubg_version", "sgf_properties"]
 

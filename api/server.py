@@ -49,6 +49,7 @@ from matchlog.replay.ratings import RatingTable
 from matchlog.replay.stats import Statistics
 from matchlog.store import Appended, Figures, Finding, MatchInfo
 
+from .annotating import ServerAnnotating
 from .log import Line, Log, Position, SqlResult, Verification
 
 __all__ = ["ServerLog"]
@@ -134,7 +135,7 @@ def _exception(error: _Error) -> MatchlogError:
     return MatchlogError(error.message, code=error.code)
 
 
-class ServerLog(Log):
+class ServerLog(ServerAnnotating, Log):
     """A log served by `matchlog serve` at `url`; `token` decides what this client may see and do."""
 
     def __init__(self, url: str, *, token: str | None = None) -> None:
