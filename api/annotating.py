@@ -96,6 +96,17 @@ class Annotating(abc.ABC):
         """The matches `author` has annotated."""
 
     @abc.abstractmethod
+    def prove_annotation(self, match: UUID | str, number: int, *, as_seat: int | None = None) -> dict[str, Any]:
+        """A proof bundle of annotation `number` of a match and the event it speaks of, for
+        `matchlog check` (docs/proofs.md).
+
+        Raises:
+            UnknownMatch, UsageError: no such match, annotation or seat.
+            Forbidden: the view may not have it whole.
+            ProofError: no checkpoint covers it and none may be made.
+        """
+
+    @abc.abstractmethod
     def export_annotations(self, out: IO[bytes], matches: Sequence[UUID | str] | None = None) -> int:
         """Write annotations (of `matches`, default all) as JSON Lines with their chain; returns how many.
 
@@ -225,6 +236,11 @@ class FileAnnotating(Annotating):
     def analysed(self, author: str) -> set[UUID]:
         return self.store.annotated(author)
 
+    def prove_annotation(self, match: UUID | str, number: int, *, as_seat: int | None = None) -> dict[str, Any]:
+        from matchlog.replay.annotations import prove_annotation
+
+        return prove_annotation(self.store, match, number, as_seat=as_seat, signer=self.signer())  # type: ignore[attr-defined]
+
     def export_annotations(self, out: IO[bytes], matches: Sequence[UUID | str] | None = None) -> int:
         ids = None if matches is None else [self.store.resolve(m) for m in matches]
         return self.store.export_annotations(out, ids)
@@ -276,6 +292,11 @@ class ServerAnnotating(Annotating):
 
     def analysed(self, author: str) -> set[UUID]:
         return set(self._request("GET", "/api/analysed", params={"author": author}, decode=list[UUID]))
+
+    def prove_annotation(self, match: UUID | str, number: int, *, as_seat: int | None = None) -> dict[str, Any]:
+        params = {} if as_seat is None else {"as_seat": as_seat}
+        path = f"/api/matches/{self._id(match)}/annotations/{number}/proof"
+        return self._request("GET", path, params=params, decode=dict[str, Any])
 
     def export_annotations(self, out: IO[bytes], matches: Sequence[UUID | str] | None = None) -> int:
         params = [] if matches is None else [("match", self._id(m)) for m in matches]

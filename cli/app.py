@@ -10,7 +10,8 @@ them here registers them on the one typer application.
 from __future__ import annotations
 
 # Imported in the order `matchlog --help` lists them; each registers its commands on `app`.
-from . import play, tournament, duel, ratings, service, remote, inspect, check, proofs, analyse, query, write, archive, demo  # noqa: F401
+from . import play, tournament, duel, ratings, service, remote, inspect, check, proofs  # noqa: F401
+from . import analyse, query, write, archive, demo  # noqa: F401
 from .base import app
 
 __all__ = ["app", "main"]

@@ -17,7 +17,10 @@ them):
   is its chain hash; leaf hash = H(0x00 || leaf), node hash = H(0x01 || left || right));
 - with what the disputant held before (an older checkpoint, or the receipt their seat got when the
   match ended), that the log only grew since (a consistency proof), and, for a receipt of the same
-  match, that no event it signed was cut, changed or moved.
+  match, that no event it signed was cut, changed or moved;
+- every annotation the bundle proves (an analysis, a comment or a ruling beside the match: leaves of
+  the same tree, `annotation_hash` their chain): its hash from its row and the annotation before it,
+  its inclusion in the tree, and that it names the hash of the event the bundle proves at its seq.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ __all__ = [
     "Problem",
     "Receipt",
     "VerifierKey",
+    "annotation_hash",
     "chain_hash",
     "check_bundle",
     "compare_receipt",
@@ -100,6 +104,29 @@ def chain_hash(
     line = (
         f"{prev.hex()}\n{match_id}\n{seq}\n{event_id}\n{at_us}\n{'' if actor is None else actor}\n"
         f"{game}\n{type}\n{version}\n{'' if seat is None else seat}\n{payload}"
+    )
+    return hashlib.sha256(line.encode()).digest()
+
+
+def annotation_hash(
+    prev: bytes,
+    match_id: str,
+    number: int,
+    annotation_id: str,
+    at_us: int,
+    seq: int,
+    event_hash: bytes,
+    author: str,
+    seat: int | None,
+    type: str,
+    payload: str,
+) -> bytes:
+    """An annotation's hash: SHA-256 of a line that starts with the word `annotation` (so no event's
+    hash, whose line starts with a hash, can pass for one), then the previous annotation's hash of
+    the match (hex), every column of its row, the note's canonical JSON last (store/annotations.py)."""
+    line = (
+        f"annotation\n{prev.hex()}\n{match_id}\n{number}\n{annotation_id}\n{at_us}\n{seq}\n{event_hash.hex()}\n"
+        f"{author}\n{'' if seat is None else seat}\n{type}\n{payload}"
     )
     return hashlib.sha256(line.encode()).digest()
 
@@ -445,6 +472,7 @@ class Checked:
     whole: int = 0
     size: int = 0
     against: Checkpoint | Receipt | None = None
+    annotations: list[int] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -516,6 +544,8 @@ def _check(bundle: Any, key: VerifierKey) -> Checked:
         found[seq] = (leaf, digest)
         result.seqs.append(seq)
         previous, expected_seq = digest, seq + 1
+    if bundle.get("annotations"):
+        _check_annotations(bundle, head, nodes, found, result)
 
     # 3. What the disputant held before: the log grew from it, and (a receipt) kept its events.
     if bundle.get("against"):
@@ -551,6 +581,54 @@ def _check(bundle: Any, key: VerifierKey) -> Checked:
                 last = bundle.get("last_seq")
                 problems.extend(compare_receipt(held, present, None if last is None else int(last)))
     return result
+
+
+def _check_annotations(
+    bundle: dict[str, Any], head: Checkpoint, nodes: list[bytes], events: dict[int, tuple[int, bytes]], result: Checked
+) -> None:
+    """Each annotation of the bundle: its hash from its row, chained, in the tree, and about the event
+    the bundle proves at its seq."""
+    match, problems = result.match_id, result.problems
+    previous = (
+        _hex(bundle["annotation_previous"], "the previous annotation's hash")
+        if bundle.get("annotation_previous")
+        else GENESIS
+    )
+    expected = None
+    for entry in bundle["annotations"]:
+        number, leaf = int(entry["number"]), int(entry["leaf"])
+        digest = _hex(entry["hash"], f"annotation {number}'s hash")
+        row = entry["row"]
+        seq = int(row["seq"])
+        if expected is not None and number != expected:
+            problems.append(Problem("bundle.gap", f"the annotations jump from {expected - 1} to {number}", match, seq))
+        event_hash = _hex(row["event_hash"], f"annotation {number}'s event hash")
+        computed = annotation_hash(
+            previous,
+            str(match),
+            number,
+            str(row["annotation_id"]),
+            int(row["at_us"]),
+            seq,
+            event_hash,
+            str(row["author"]),
+            row["seat"],
+            str(row["type"]),
+            str(row["payload"]),
+        )
+        if computed != digest:
+            message = f"annotation {number}'s row and the hash before it do not give its hash: the row was changed"
+            problems.append(Problem("annotation.hash", message, match, seq))
+        event = events.get(seq)
+        if event is None or event[1] != event_hash:
+            message = f"annotation {number} names an event hash the bundle does not prove at seq {seq}"
+            problems.append(Problem("annotation.event", message, match, seq))
+        proof = [nodes[i] for i in entry["proof"]]
+        if not verify_inclusion(leaf, head.size, leaf_hash(digest), proof, head.root):
+            message = f"annotation {number} is not leaf {leaf} of the signed tree of {head.size} (its proof fails)"
+            problems.append(Problem("annotation.not_in_tree", message, match, seq))
+        result.annotations.append(number)
+        previous, expected = digest, number + 1
 
 
 # -- the command ----------------------------------------------------------------------------------
@@ -602,6 +680,10 @@ def summary(result: Checked, key: VerifierKey) -> str:
         f"ok: match {result.match_id}, {span} ({result.whole} whole, {len(seqs) - result.whole} sealed), "
         f"are in the tree of {result.size} entries signed by {key.name}"
     )
+    if result.annotations:
+        numbers = result.annotations
+        which = f"annotation {numbers[0]}" if len(numbers) == 1 else f"annotations {numbers[0]} to {numbers[-1]}"
+        said += f"; {which} of the match, with it"
     if result.against is not None:
         kind = "receipt" if isinstance(result.against, Receipt) else "checkpoint"
         said += f"; the log only grew since the {kind} you hold ({result.against.size} entries)"

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 from uuid import UUID
 
 import msgspec
@@ -35,8 +36,10 @@ from matchlog.events import (
     AnyNote,
     Comment,
     Decision,
+    Forbidden,
     Luck,
     Note,
+    ProofError,
     UsageError,
     control_character,
 )
@@ -55,6 +58,7 @@ __all__ = [
     "graph",
     "latest_analysis",
     "match_analysis",
+    "prove_annotation",
     "seen_annotations",
     "summaries",
 ]
@@ -335,3 +339,70 @@ def match_analysis(stored: Sequence[StoredAnnotation], info: MatchInfo, as_seat:
         graph=graph(seen),
         annotations=seen,
     )
+
+
+def prove_annotation(
+    store: Any, match: UUID | str, number: int, *, as_seat: int | None = None, signer: Any = None
+) -> dict[str, Any]:
+    """A proof bundle (docs/proofs.md) of annotation `number` of a match and the event it speaks of:
+    both whole, with their inclusion proofs in a signed checkpoint that covers the annotation.
+
+    Raises:
+        UnknownMatch: no such match.
+        UsageError: no such annotation or seat.
+        Forbidden: `as_seat` may not have the annotation (or its hash: a game with hidden information).
+        ProofError: no checkpoint covers it and this log cannot sign one.
+    """
+    from .proofs import _covering, prove
+
+    info = store.match(match)
+    found = [a for a in store.annotations([info.match_id]) if a.number == number]
+    if not found:
+        raise UsageError(f"match {info.match_id} has no annotation {number}", code="usage.annotation")
+    annotation = found[0]
+    if as_seat is not None:
+        if as_seat != _SPECTATOR and not 0 <= as_seat < len(info.players):
+            raise UsageError(f"seat {as_seat}: the match has seats 0 to {len(info.players) - 1}", code="usage.seat")
+        seen = seen_annotations(found, info, as_seat)
+        if not seen or seen[0].hash is None:
+            raise Forbidden(
+                f"seat {as_seat} may not have annotation {number} of match {info.match_id} whole (its hash included)",
+                code="auth.view",
+            )
+    _covering(store, annotation.leaf + 1, signer)  # the checkpoint the bundle takes covers the annotation
+    bundle = prove(store, info.match_id, seq=annotation.seq, as_seat=as_seat, signer=signer)
+    size = int(bundle["checkpoint"].split("\n")[1])
+    if size <= annotation.leaf:
+        raise ProofError(
+            "no signed checkpoint covers the annotation yet: `matchlog checkpoint`", code="proof.no_checkpoint"
+        )
+    nodes: list[str] = bundle["nodes"]
+    index = {digest: position for position, digest in enumerate(nodes)}
+    proof = []
+    for digest in store.tree().inclusion(annotation.leaf, size):
+        text = digest.hex()
+        if text not in index:
+            index[text] = len(nodes)
+            nodes.append(text)
+        proof.append(index[text])
+    before = [a for a in store.annotations([info.match_id]) if a.number == number - 1]
+    bundle["annotation_previous"] = before[0].hash.hex() if before else None
+    bundle["annotations"] = [
+        {
+            "number": annotation.number,
+            "leaf": annotation.leaf,
+            "hash": annotation.hash.hex(),
+            "proof": proof,
+            "row": {
+                "annotation_id": annotation.annotation_id,
+                "at_us": annotation.at_us,
+                "seq": annotation.seq,
+                "event_hash": annotation.event_hash.hex(),
+                "author": annotation.author,
+                "seat": annotation.seat,
+                "type": annotation.type,
+                "payload": annotation.payload,
+            },
+        }
+    ]
+    return bundle

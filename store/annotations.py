@@ -12,14 +12,14 @@ one line of text, its first word telling it from an event's (whose line starts w
                \\n author \\n seat \\n type \\n payload
 
 (64 zeros before number 0; a missing seat is the empty string; the author holds no control
-character and the payload is JSON, so the line parses one way only.) An annotation never touches
+character and the payload is JSON, so the line parses one way only; `annotation_hash` is defined
+once, in the stand-alone verifier, proofs/verifier.py.) An annotation never touches
 a match's events: `verify` of the match is the same with or without any, and checks the
 annotations' own chains beside it, naming an edited one at its match and number.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import IO, Any
 from uuid import UUID
@@ -37,6 +37,7 @@ from matchlog.events import (
     now_us,
     uuid7_texts,
 )
+from matchlog.proofs.verifier import annotation_hash
 
 from .catalogue import Finding
 from .chain import GENESIS
@@ -55,27 +56,6 @@ __all__ = [
 MAX_AUTHOR = 200
 #: The leaves annotations hold, as store/tree.py reads them beside the events' (a seq is the event's).
 ANNOTATION_LEAVES = "SELECT leaf, match_id, seq, hash FROM annotations"
-
-
-def annotation_hash(
-    prev: bytes,
-    match_id: UUID | str,
-    number: int,
-    annotation_id: UUID | str,
-    at_us: int,
-    seq: int,
-    event_hash: bytes,
-    author: str,
-    seat: int | None,
-    type: str,
-    payload: str,
-) -> bytes:
-    """The hash of one annotation given the hash of the match's annotation before it."""
-    line = (
-        f"annotation\n{prev.hex()}\n{match_id}\n{number}\n{annotation_id}\n{at_us}\n{seq}\n{event_hash.hex()}\n"
-        f"{author}\n{'' if seat is None else seat}\n{type}\n{payload}"
-    )
-    return hashlib.sha256(line.encode()).digest()
 
 
 #: The same hash in DuckDB SQL, over a window `w` partitioned by match and ordered by number.
