@@ -2,6 +2,7 @@
 // (controls, the slider) is built once so a drag or a focused button survives a redraw; the rest
 // is drawn again from the state whenever it changes.
 
+import { commentsView, decisionText, graphView, lineMarks, notesBySeq, overlay, summariesView } from "matchlog/analysis.js";
 import { BOARDS } from "matchlog/boards/index.js";
 import { SPEEDS } from "matchlog/ctrl.js";
 import { disputeView } from "matchlog/dispute.js";
@@ -93,7 +94,7 @@ function players(ctrl) {
   );
 }
 
-function board(ctrl) {
+function board(ctrl, notes) {
   const frame = ctrl.frame;
   if (!frame) return h("p", { class: "loading" }, ctrl.error ? "" : "loading…");
   const draw = BOARDS[frame.board.game];
@@ -101,10 +102,11 @@ function board(ctrl) {
   const svg = draw(frame.board, { matchHref: (id) => ctrl.source.matchHref(id) });
   svg.setAttribute("data-seq", frame.seq);
   svg.setAttribute("data-view", ctrl.view === null ? "all" : ctrl.view);
+  overlay(svg, frame, notes);
   return svg;
 }
 
-function eventList(ctrl) {
+function eventList(ctrl, notes) {
   const findings = new Map();
   for (const finding of ctrl.findings) {
     if (!findings.has(finding.seq)) findings.set(finding.seq, []);
@@ -126,6 +128,7 @@ function eventList(ctrl) {
         },
         h("span", { class: "seq" }, String(line.seq)),
         h("span", { class: "text" }, line.text),
+        lineMarks(notes, line.seq),
         found.map((finding) => findingLink(ctrl, finding)),
       );
     }),
@@ -203,6 +206,10 @@ export function mountMatch(root, ctrl) {
     players: h("div", { class: "players-box" }),
     board: h("div", { class: "board-box" }),
     marks: h("div", { class: "marks" }),
+    decision: h("div", { class: "decision-box" }),
+    graph: h("div", { class: "graph-box" }),
+    summaries: h("div", { class: "summaries-box" }),
+    comments: h("div", { class: "comments-box" }),
     events: h("div", { class: "events-box" }),
     error: h("p", { class: "error", role: "alert" }),
   };
@@ -222,6 +229,7 @@ export function mountMatch(root, ctrl) {
           parts.players,
           turn,
           parts.board,
+          parts.decision,
           h(
             "div",
             { class: "controls" },
@@ -235,8 +243,10 @@ export function mountMatch(root, ctrl) {
             h("label", {}, "view ", seats),
           ),
           h("div", { class: "timeline" }, slider, parts.marks),
+          parts.graph,
+          parts.summaries,
         ),
-        h("aside", {}, h("h2", {}, "events"), parts.events),
+        h("aside", {}, parts.comments, h("h2", {}, "events"), parts.events),
       ),
       dialog,
     ),
@@ -283,17 +293,28 @@ export function mountMatch(root, ctrl) {
   let current = null;
   let shownSeq = null;
   let shownFrame = null;
+  let shownAnalysis = null;
+  let notes = new Map();
 
   const update = () => {
     if (ctrl.error) parts.error.textContent = String(ctrl.error);
     else parts.error.textContent = "";
     if (!ctrl.info) return;
     replace(parts.head, head(ctrl));
-    if (shownFrame !== ctrl.frame || shownSeq !== ctrl.seq) {
+    const analysisChanged = shownAnalysis !== ctrl.analysis;
+    if (analysisChanged) {
+      shownAnalysis = ctrl.analysis;
+      notes = notesBySeq(ctrl.analysis);
+      replace(parts.summaries, summariesView(ctrl));
+      replace(parts.comments, commentsView(ctrl, notes));
+    }
+    if (shownFrame !== ctrl.frame || shownSeq !== ctrl.seq || analysisChanged) {
       shownFrame = ctrl.frame;
       shownSeq = ctrl.seq;
       replace(parts.players, players(ctrl));
-      replace(parts.board, board(ctrl));
+      replace(parts.board, board(ctrl, notes));
+      replace(parts.decision, decisionText(notes, ctrl.seq));
+      replace(parts.graph, graphView(ctrl));
       turn.textContent = turnText(ctrl);
     }
     const viewKey = `${ctrl.generation}:${ctrl.views.join(",")}`;
@@ -316,10 +337,10 @@ export function mountMatch(root, ctrl) {
     play.setAttribute("aria-pressed", ctrl.playing);
     speed.value = ctrl.speed;
     const findingsKey = ctrl.findings.map((finding) => finding.seq).join(",");
-    const newList = `${ctrl.generation}:${ctrl.lines.length}:${findingsKey}`;
+    const newList = `${ctrl.generation}:${ctrl.lines.length}:${findingsKey}:${ctrl.analysis?.annotations.length ?? -1}`;
     if (listKey !== newList) {
       listKey = newList;
-      replace(parts.events, eventList(ctrl));
+      replace(parts.events, eventList(ctrl, notes));
       current = null;
     }
     const newMarks = `${ctrl.last}:${findingsKey}`;
