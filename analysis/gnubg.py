@@ -30,16 +30,17 @@ import tempfile
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from matchlog.engines.backgammon import ENGINE, BackgammonState
 from matchlog.events import Choice, Decision, Luck, Record, UsageError
 from matchlog.formats.gnubg import BAR, OFF, Roll, Step, game_of
 from matchlog.formats.mat import export_mat, play_notation
-from matchlog.formats.sgf import read_nodes
+from matchlog.formats.sgf import export_sgf, read_nodes
 from matchlog.replay.annotations import Judged
 from matchlog.replay.fold import effective
 
-__all__ = ["PROGRAM", "GnubgAnalyser", "gnubg_program", "gnubg_version", "sgf_properties"]
+__all__ = ["PROGRAM", "GnubgAnalyser", "analysed_sgf", "gnubg_program", "gnubg_version", "sgf_properties"]
 
 #: Where gnubg is looked for when it is not on the PATH (Debian installs it there).
 PROGRAM = "/usr/games/gnubg"
@@ -328,3 +329,32 @@ def sgf_properties(decision: Decision | None, luck: Luck | None, comments: Seque
         text = "\n".join(comments).replace("\\", "\\\\").replace("]", "\\]")
         written += f"C[{text}]"
     return written
+
+
+def analysed_sgf(records: Sequence[Record], annotations: Sequence[Any]) -> str:
+    """A backgammon match as SGF (`formats.sgf`) with its latest analysis as GNU Backgammon's own
+    properties on each turn, and its comments, so gnubg opens it with the marks.
+
+    Raises:
+        UsageError: the match is not backgammon.
+    """
+    from matchlog.events import Comment
+    from matchlog.replay.annotations import latest_analysis
+
+    latest = latest_analysis(annotations)
+    decisions = {a.seq: a.note for a in latest if isinstance(a.note, Decision)}
+    lucks = {a.seq: a.note for a in latest if isinstance(a.note, Luck)}
+    comments: dict[int, list[str]] = {}
+    for annotation in annotations:
+        note = annotation.note
+        if isinstance(note, Comment):
+            said = f"{'ruling' if note.ruling else 'comment'} by {annotation.author}: {note.text}"
+            comments.setdefault(annotation.seq, []).append(said + (f" {note.mark}" if note.mark else ""))
+
+    def extra(roll: Roll) -> str:
+        first = roll.steps[0].seq if roll.steps else None
+        span = sorted({seq for seq in (roll.seq, *(step.seq for step in roll.steps)) if seq is not None})
+        said = [text for seq in span for text in comments.get(seq, [])]
+        return sgf_properties(decisions.get(first), lucks.get(roll.seq), said)  # type: ignore[arg-type]
+
+    return export_sgf(list(records), extra)
