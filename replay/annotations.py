@@ -52,8 +52,10 @@ __all__ = [
     "GraphPoint",
     "Judged",
     "MatchAnalysis",
+    "PlayerAnalysis",
     "PlayerSummary",
     "accuracy",
+    "analysis_figures",
     "comment",
     "graph",
     "latest_analysis",
@@ -406,3 +408,82 @@ def prove_annotation(
         }
     ]
     return bundle
+
+
+class PlayerAnalysis(msgspec.Struct, frozen=True, kw_only=True):
+    """One player's (or seat's) analysed decisions across matches of a game, by one analyser: the
+    matches, decisions (unforced), the error rate (mean loss per unforced decision, in `unit`),
+    each mark's count, and luck per match (backgammon)."""
+
+    game: str
+    subject: str
+    player: str
+    analyser: str
+    unit: str
+    matches: int
+    decisions: int
+    unforced: int
+    error_rate: float | None
+    marks: dict[str, int]
+    luck: float | None = None
+
+
+#: The latest run of each analyser over each match (a run's rows share one time), of games whose
+#: analyses every reader may see (a game with hidden information keeps each seat's its own).
+_ANALYSIS_ROWS = """
+SELECT a.match_id, m.game, a.author, a.seat, a.type,
+       (a.payload ->> '$.unit') AS unit, (a.payload ->> '$.loss')::DOUBLE AS loss,
+       (a.payload ->> '$.forced')::BOOLEAN AS forced, (a.payload ->> '$.mark') AS mark,
+       (a.payload ->> '$.luck')::DOUBLE AS luck, s.name, s.player
+FROM annotations a JOIN m USING (match_id) JOIN seats s ON s.match_id = a.match_id AND s.seat = a.seat
+WHERE a.type IN ('analysis.decision', 'analysis.luck') AND list_contains(?, m.game)
+QUALIFY a.recorded_at = max(a.recorded_at) OVER (PARTITION BY a.match_id, a.author)
+"""
+
+
+def analysis_figures(store: Any, base: str, params: list[Any], by: str) -> list[PlayerAnalysis]:
+    """Each player's (`by` player) or seat's analysis across the matches of the CTE `base`, of games
+    without hidden information (statistics' `analysis`)."""
+    from matchlog.engines import GAMES
+
+    if not getattr(store, "has_annotations", False):
+        return []
+    public = sorted(name for name, engine in GAMES.items() if not engine.spec.hidden)
+    rows = store.query(f"{base} {_ANALYSIS_ROWS}", [*params, public])
+    groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for match_id, game, author, seat, kind, unit, loss, forced, mark, luck, name, player in rows:
+        subject, strategy = (name, player) if by == "player" else (f"seat {seat}", "")
+        group = groups.setdefault(
+            (game, subject, strategy, author),
+            {"matches": set(), "decisions": 0, "unforced": 0, "loss": 0.0, "marks": {}, "luck": 0.0, "unit": None},
+        )
+        group["matches"].add(match_id)
+        if kind == "analysis.luck":
+            group["luck"] += luck or 0.0
+            continue
+        group["unit"] = unit
+        group["decisions"] += 1
+        if not forced:
+            group["unforced"] += 1
+            group["loss"] += loss or 0.0
+        if mark:
+            group["marks"][mark] = group["marks"].get(mark, 0) + 1
+    found = []
+    for (game, subject, strategy, author), group in sorted(groups.items()):
+        matches = len(group["matches"])
+        found.append(
+            PlayerAnalysis(
+                game=game,
+                subject=subject,
+                player=strategy,
+                analyser=author,
+                unit=group["unit"] or "equity",
+                matches=matches,
+                decisions=group["decisions"],
+                unforced=group["unforced"],
+                error_rate=group["loss"] / group["unforced"] if group["unforced"] else None,
+                marks=group["marks"],
+                luck=group["luck"] / matches if game == "backgammon" and matches else None,
+            )
+        )
+    return found

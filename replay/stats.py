@@ -19,6 +19,7 @@ import msgspec
 
 from matchlog.store import Store
 
+from .annotations import analysis_figures
 from .projections import refresh
 
 __all__ = [
@@ -105,6 +106,7 @@ class Statistics(msgspec.Struct, frozen=True):
     dice: tuple[DiceFairness, ...]
     figures: tuple[GameFigure, ...]
     skipped: tuple[str, ...] = ()  # matches whose figures could not be projected, and why
+    analysis: tuple[Any, ...] = ()  # each player's analysed decisions and luck (replay.annotations)
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -180,6 +182,7 @@ def statistics(
         dice=tuple(_dice(store, base, params)),
         figures=tuple(_figures(store, base, params)),
         skipped=tuple(skipped),
+        analysis=tuple(analysis_figures(store, base, params, by)),
     )
 
 
