@@ -21,6 +21,7 @@ annotations' own chains beside it, naming an edited one at its match and number.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import IO, Any
 from uuid import UUID
 
@@ -52,6 +53,7 @@ __all__ = [
     "has_annotations",
 ]
 
+_EPOCH = datetime(1970, 1, 1)
 #: The longest author a log keeps.
 MAX_AUTHOR = 200
 #: The leaves annotations hold, as store/tree.py reads them beside the events' (a seq is the event's).
@@ -236,16 +238,17 @@ def _append(
             )
         )
     if stored:
-        con.executemany(
-            "INSERT INTO annotations VALUES (?, ?, ?, make_timestamp(?::BIGINT), ?, ?, ?, ?, ?, ?, ?, ?)",
-            [list(_row(a)) for a in stored],
-        )
+        # The appender, as the writer inserts a group's events: a statement a row costs ~2 ms each.
+        appender = con.appender("annotations")
+        appender.append_rows([_row(a) for a in stored])
+        appender.flush()
     return stored, [a.hash for a in stored]
 
 
 def _row(a: StoredAnnotation) -> tuple[Any, ...]:
-    """An annotation's row in the table's column order."""
-    return (str(a.match_id), a.number, a.annotation_id, a.at_us, a.seq, a.event_hash, a.author, a.seat, a.type,
+    """An annotation's row in the table's column order (its time as the appender takes it)."""
+    at = _EPOCH + timedelta(microseconds=a.at_us)
+    return (str(a.match_id), a.number, a.annotation_id, at, a.seq, a.event_hash, a.author, a.seat, a.type,
             a.payload, a.hash, a.leaf)  # fmt: skip
 
 
