@@ -42,9 +42,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=cores())
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, CPython {platform.python_version()}\n")
-    print(
-        f"{'game':11} {'analyser':9} {'matches':>7} {'decisions':>9} {'one process':>30} {f'{args.jobs} jobs':>14}  verify"
-    )
+    jobs = f"{args.jobs} jobs"
+    print(f"{'game':11} {'analyser':9} {'matches':>7} {'decisions':>9} {'one process':>30} {jobs:>14}  verify")
     with tempfile.TemporaryDirectory() as scratch:
         for game, analyser, players, options, count in GAMES:
             matches = max(2, int(count * args.scale))

@@ -21,8 +21,8 @@ from matchlog.events import Decision
 from matchlog.file import FileLog
 from matchlog.referee import play_series
 
-from .conftest import Served, start_server
 from . import test_viewer
+from .conftest import Served, start_server
 from .test_viewer import at, export_html
 
 # The viewer tests' one headless Chromium for the session, and their page that fails on a script error.
