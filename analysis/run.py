@@ -11,6 +11,7 @@ what they finished and the parent wrote stays written.
 from __future__ import annotations
 
 import multiprocessing
+import queue
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -129,14 +130,69 @@ def _judge_safely(game: str, name: str, matches: list[list[Record]]) -> list[lis
         return [(error.code, error.message)] * len(matches)
 
 
-def _worker_start() -> None:
-    """A worker leaves Ctrl-C to the parent, and ends (with the gnubg it runs) when terminated."""
+def _worker(tasks: Any, results: Any) -> None:
+    """A worker: judge the chunks handed out until told to stop. It leaves Ctrl-C to the parent,
+    and ends (with the gnubg it runs: subprocess.run kills its child on the way out) when terminated."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    while (item := tasks.get()) is not None:
+        number, task = item
+        results.put((number, _judge_safely(*task)))
 
 
-def _worker_task(task: tuple[str, str, list[list[Record]]]) -> list[Any]:
-    return _judge_safely(*task)
+class _Workers:
+    """`jobs` spawned worker processes fed chunks through a queue; every one of them has ended when
+    the block does, however it ends (finished, Ctrl-C, a worker that died)."""
+
+    def __init__(self, jobs: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.tasks, self.results = context.Queue(), context.Queue()
+        self.processes = [
+            context.Process(target=_worker, args=(self.tasks, self.results), daemon=True) for _ in range(jobs)
+        ]
+
+    def __enter__(self) -> _Workers:
+        for process in self.processes:
+            process.start()
+        return self
+
+    def judged(self, tasks: Sequence[Any]) -> Iterator[tuple[int, list[Any]]]:
+        """(number of the task, its results) as each finishes.
+
+        Raises:
+            MatchlogError: every worker stopped with tasks not done (`analyser.failed`).
+        """
+        for number, task in enumerate(tasks):
+            self.tasks.put((number, task))
+        for _ in self.processes:
+            self.tasks.put(None)
+        waiting = len(tasks)
+        while waiting:
+            try:
+                number, result = self.results.get(timeout=0.5)
+            except queue.Empty:
+                if not any(process.is_alive() for process in self.processes) and self.results.empty():
+                    codes = ", ".join(str(process.exitcode) for process in self.processes)
+                    raise MatchlogError(
+                        f"every worker stopped (exit codes {codes}) with {waiting} of {len(tasks)} chunks not analysed",
+                        code="analyser.failed",
+                    ) from None
+                continue
+            waiting -= 1
+            yield number, result
+
+    def __exit__(self, *exc_info: object) -> None:
+        for process in self.processes:
+            if process.is_alive():
+                process.terminate()
+        for process in self.processes:
+            process.join(5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        for channel in (self.tasks, self.results):  # nobody reads them any more: never wait on them
+            channel.cancel_join_thread()
+            channel.close()
 
 
 def analyse_matches(
@@ -192,21 +248,13 @@ def analyse_matches(
                 continue
             tell(Analysed(match_id=info.match_id, game=info.game, author=author, written=written))
 
-    if jobs == 1 or len(todo) <= 1:
+    if jobs == 1 or len(todo) <= 1:  # here: no process to start
         for task, chunk in tasks():
             write(chunk, task[2], _judge_safely(*task))
         return outcomes
-    context = multiprocessing.get_context("spawn")
-    pool = context.Pool(jobs, initializer=_worker_start)
-    try:
-        handed = list(tasks())
-        waiting = [pool.apply_async(_worker_task, (task,)) for task, _ in handed]
-        for (task, chunk), result in zip(handed, waiting, strict=True):
-            write(chunk, task[2], result.get())
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
-    finally:
-        pool.join()
+    handed = list(tasks())
+    with _Workers(min(jobs, len(handed))) as workers:
+        for number, results in workers.judged([task for task, _ in handed]):
+            task, chunk = handed[number]
+            write(chunk, task[2], results)
     return outcomes

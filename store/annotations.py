@@ -189,13 +189,14 @@ def _append(
     events: dict[tuple[UUID, int], bytes] = {}
     wanted = {(new.match_id, new.seq) for new in batch}
     for match_id in {m for m, _ in wanted}:
-        seqs = sorted(seq for m, seq in wanted if m == match_id)
-        rows = con.execute(
-            "SELECT seq, hash FROM events WHERE match_id = ? AND list_contains(?, seq)", [match_id, seqs]
+        seqs = {seq for m, seq in wanted if m == match_id}
+        rows = con.execute(  # a range prunes to the match's rows; the seqs are picked here
+            "SELECT seq, hash FROM events WHERE match_id = ? AND seq BETWEEN ? AND ?",
+            [str(match_id), min(seqs), max(seqs)],
         ).fetchall()
-        events.update(((match_id, seq), bytes(digest)) for seq, digest in rows)
+        events.update(((match_id, seq), bytes(digest)) for seq, digest in rows if seq in seqs)
         head = con.execute(
-            "SELECT number, hash FROM annotations WHERE match_id = ? ORDER BY number DESC LIMIT 1", [match_id]
+            "SELECT number, hash FROM annotations WHERE match_id = ? ORDER BY number DESC LIMIT 1", [str(match_id)]
         ).fetchall()
         heads[match_id] = (head[0][0], bytes(head[0][1])) if head else (-1, GENESIS)
     ids = iter(uuid7_texts(len(batch)))
