@@ -95,7 +95,7 @@ def main() -> None:
                     page.screenshot(path=OUT / f"{game}.png")
                     print(f"{OUT / f'{game}.png'}: seq {seq} of {match.last_seq}")
                 # The analysis: the board before the second marked play, its best move drawn.
-                page.set_viewport_size({"width": 1200, "height": 1040})
+                page.set_viewport_size({"width": 1200, "height": 1110})
                 decision = marked[min(1, len(marked) - 1)]
                 seq = decision.seq - 1
                 page.goto(f"{url}/matches/{decision.match_id}?seq={seq}&token={token}")

@@ -61,7 +61,7 @@ export function lineMarks(notes, seq) {
       h(
         "span",
         { class: "luck", title: `${entry.luck.mark}: ${entry.luck.luck.toFixed(3)}`, "data-luck": entry.luck.mark },
-        entry.luck.luck > 0 ? "☘" : "☁",
+        entry.luck.luck > 0 ? "▲" : "▼",
       ),
     );
   }
@@ -70,7 +70,7 @@ export function lineMarks(notes, seq) {
       h(
         "span",
         { class: ["comment-mark", comment.ruling && "ruling"], title: `${comment.author}: ${comment.text}` },
-        comment.ruling ? "⚖" : "💬",
+        comment.ruling ? "§" : "✎",
         comment.mark ? ` ${comment.mark}` : "",
       ),
     );
