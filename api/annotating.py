@@ -160,7 +160,7 @@ def annotation_rows(annotations: Sequence[Annotation]) -> Any:
             if name == "type":
                 continue
             kept = fields.setdefault(f"note_{name}" if name in columns else name, [None] * index)
-            kept.append(msgspec.json.encode(value).decode() if isinstance(value, list | dict) else value)
+            kept.append(msgspec.json.encode(value).decode() if isinstance(value, list | tuple | dict) else value)
         for kept in fields.values():
             if len(kept) < index + 1:
                 kept.append(None)

@@ -419,3 +419,17 @@ def test_the_log_interface_answers_alike_from_a_file_and_through_a_server(annota
             anonymous.annotate(matches[0], 1, "who am I")
     finally:
         served.stop()
+
+
+def test_annotations_as_a_frame_one_row_each_the_notes_fields_as_columns(annotated):
+    db, matches = annotated
+    with FileLog(db) as log:
+        frame = log.annotations()
+        whole = sum(len(log.annotations_of(m)) for m in matches)
+        seat0 = log.annotations(matches=matches[:1], as_seat=0).to_pylist()
+    assert frame.num_rows == whole
+    rows = frame.to_pylist()
+    decided = [r for r in rows if r["type"] == "analysis.decision"]
+    assert decided and all(isinstance(r["loss"], float) and json.loads(r["choices"]) for r in decided)
+    assert {r["type"] for r in rows} == {"analysis.decision", "annotation.comment"}
+    assert {r["seat"] for r in seat0} == {0, None} and all(r["hash"] is None for r in seat0)
