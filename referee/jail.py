@@ -52,6 +52,7 @@ PACKAGES = (
     "matchlog.proofs",
     "matchlog.cluster",
     "matchlog.lake",
+    "matchlog.analysis",
 )
 #: The system's folders every player sees (links stay links, as on the host).
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

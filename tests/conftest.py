@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from matchlog.referee import play_series
 from matchlog.store import Store
@@ -148,3 +149,40 @@ def served(filled_log: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     server = serve_copy(filled_log, tmp_path_factory.mktemp("served"))
     yield server
     server.stop()
+
+
+# -- the viewer in a browser (test_viewer.py, test_viewer_analysis.py) ---------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for the session: the system's, never one Playwright downloads."""
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh page whose script errors fail the test."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    opened.set_default_timeout(10_000)
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert errors == [], errors

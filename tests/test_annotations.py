@@ -433,3 +433,51 @@ def test_annotations_as_a_frame_one_row_each_the_notes_fields_as_columns(annotat
     assert decided and all(isinstance(r["loss"], float) and json.loads(r["choices"]) for r in decided)
     assert {r["type"] for r in rows} == {"analysis.decision", "annotation.comment"}
     assert {r["seat"] for r in seat0} == {0, None} and all(r["hash"] is None for r in seat0)
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is `pid` (from /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def test_ctrl_c_stops_analyse_all_cleanly_and_the_next_run_analyses_the_rest_once(tmp_path: Path):
+    import signal
+    import time
+
+    db = tmp_path / "log.duckdb"
+    with FileLog(db, mode="create") as log:
+        play_series("porrinha", ["reasoner", "random", "random"], games=120, seed=9, store=log.store, timeout=5.0)
+    command = [sys.executable, "-m", "matchlog.cli", "analyse", "--all", "--jobs", "2", "--db", str(db)]
+    running = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not _children(running.pid) and running.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # its workers have started: it is analysing
+    workers = _children(running.pid)
+    running.send_signal(signal.SIGINT)
+    _, err = running.communicate(timeout=120)
+    if running.returncode != 0:  # it was stopped (not done already): one line, no traceback
+        assert running.returncode == 130, err
+        assert b"Traceback" not in err and b"error[interrupted]" in err
+    time.sleep(0.2)
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)]
+    said = json.loads(cli("analyse", "--all", "--db", str(db), "--json"))
+    with FileLog(db) as log:
+        assert log.verify().ok
+        runs = log.store.query("SELECT match_id, count(DISTINCT recorded_at) FROM annotations GROUP BY match_id")
+    assert len(runs) == 120 and {count for _, count in runs} == {1}, "every match analysed, once"
+    assert sum(1 for o in said if o["skipped"] == "analysed") + sum(1 for o in said if o["written"]) == 120
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

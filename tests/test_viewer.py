@@ -20,7 +20,7 @@ from uuid import UUID
 import httpx
 import msgspec
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 from typer.testing import CliRunner
 
 import matchlog
@@ -37,20 +37,9 @@ from matchlog.replay.frames import frame_of, frames
 from matchlog.service.pages import STATIC
 from matchlog.store import Store
 
-from .conftest import Served, fill_log, start_server
+from .conftest import Served, fill_log, start_server  # and the session browser and page, there
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 GAMES = ("backgammon", "fish", "porrinha", "davinci", "knockout")
 
 
@@ -128,28 +117,6 @@ def _undone(store: Store, source: UUID) -> UUID:
     copy = fork(store, source, 14)
     undo(store, copy, reason="a slip of the mouse")
     return copy
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    """One headless Chromium for the session: the system's, never one Playwright downloads."""
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    """A fresh page whose script errors fail the test."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    opened.set_default_timeout(10_000)
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    assert errors == [], errors
 
 
 # -- reading the page ---------------------------------------------------------------------------

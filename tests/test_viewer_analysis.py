@@ -21,13 +21,8 @@ from matchlog.events import Decision
 from matchlog.file import FileLog
 from matchlog.referee import play_series
 
-from . import test_viewer
-from .conftest import Served, start_server
+from .conftest import Served, start_server  # and the session browser and page, there
 from .test_viewer import at, export_html
-
-# The viewer tests' one headless Chromium for the session, and their page that fails on a script error.
-browser = test_viewer.browser
-page = test_viewer.page
 
 
 @pytest.fixture(scope="module")
