@@ -15,7 +15,9 @@ gammon, lose backgammon), its equity and the evaluation context, `i` being the p
 the roll's luck and `GW[n]`/`GB[n]` marks it lucky for White or Black (n = 2: very); `DO[]`,
 `BM[1]` and `BM[2]` mark the play doubtful, bad and very bad. White is gnubg's player 0 and
 matchlog's seat 0. Each turn's play becomes a `Decision` on the seq of its first checker (the
-whole play: its notation is `formats.mat`'s), and its roll a `Luck` on the seq of the dice.
+whole play, in GNU Backgammon's notation: `engines.backgammon_notation`), and its roll a `Luck`
+on the seq of the dice. Cube actions are gnubg's to analyse too, but not yet matchlog's to record:
+their nodes are passed over.
 
 `sgf_properties` writes the same properties back from the annotations, so an SGF export of an
 analysed match opens in gnubg with its marks.
@@ -33,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from matchlog.engines.backgammon import ENGINE, BackgammonState
+from matchlog.engines.backgammon_notation import BAR, OFF, Step, index_of, play_text
 from matchlog.events import Choice, Decision, Luck, Record, UsageError
-from matchlog.formats.gnubg import BAR, OFF, Roll, Step, game_of
-from matchlog.formats.mat import export_mat, play_notation
+from matchlog.formats.gnubg import Roll, game_of
+from matchlog.formats.mat import export_mat
 from matchlog.formats.sgf import export_sgf, read_nodes
 from matchlog.replay.annotations import Judged
 from matchlog.replay.fold import effective
@@ -48,6 +51,8 @@ PROGRAM = "/usr/games/gnubg"
 SECONDS_A_MATCH = 600.0
 #: gnubg's SGF marks of a play, and the names matchlog gives them.
 _SKILL = {"DO": "doubtful", "BM1": "bad", "BM2": "very bad"}
+#: A node's move that is a cube action, not a roll and its play.
+_CUBE = ("double", "take", "drop")
 
 
 def gnubg_program() -> str:
@@ -161,7 +166,7 @@ class GnubgAnalyser:
         match_id = records[0].match_id
         game = game_of(list(records))
         rolls = [action for action in game.actions if isinstance(action, Roll)]
-        nodes = [node for node in read_nodes(sgf)[0][1:] if "W" in node or "B" in node]
+        nodes = [node for node in read_nodes(sgf)[0][1:] if _turn(node) is not None]
         if len(nodes) != len(rolls):
             raise UsageError(
                 f"GNU Backgammon read {len(nodes)} turns of match {match_id}, which has {len(rolls)}",
@@ -170,7 +175,8 @@ class GnubgAnalyser:
         before = _states_before_plays(records, {roll.seq for roll in rolls if roll.steps})
         judged: list[Judged] = []
         for number, (node, roll) in enumerate(zip(nodes, rolls, strict=True)):
-            colour = "W" if "W" in node else "B"
+            colour = _turn(node)
+            assert colour is not None
             seat = "WB".index(colour)
             if seat != roll.player or node[colour][0][:2] != f"{roll.dice[0]}{roll.dice[1]}":
                 raise UsageError(
@@ -184,7 +190,7 @@ class GnubgAnalyser:
                 judged.append(Judged(roll.seq, seat, self._luck(seat, luck, node)))
             if "A" in node and roll.steps:
                 decision = self._decision(seat, roll, node, before[roll.seq])
-                judged.append(Judged(roll.steps[0].seq, seat, decision))  # type: ignore[arg-type]
+                judged.append(Judged(roll.step_seqs[0], seat, decision))
         return judged
 
     def _luck(self, seat: int, luck: float, node: dict[str, list[str]]) -> Luck:
@@ -206,7 +212,7 @@ class GnubgAnalyser:
         if best[1].value <= played[1].value:
             best = played
         # The play's own notation from the record (its hits as they happened), gnubg's for the rest.
-        played_text = play_notation(roll)
+        played_text = play_text(roll.steps)
         shown = [choice for _, choice, _ in weighed[:5]]
         if index >= 5:
             shown.append(played[1])
@@ -227,11 +233,19 @@ class GnubgAnalyser:
             forced=len(entries) == 1,
             chance=played[1].odds[0],
             best_chance=best[1].odds[0],
-            last_seq=roll.steps[-1].seq,
+            last_seq=roll.step_seqs[-1],
             steps=best[0],
             choices=tuple(shown),
             evaluation=played[2],
         )
+
+
+def _turn(node: dict[str, list[str]]) -> str | None:
+    """The colour whose roll and play a node holds ("W", "B"), or None (the root, a cube action)."""
+    for colour in "WB":
+        if colour in node and node[colour][0] not in _CUBE:
+            return colour
+    return None
 
 
 def _marked(node: dict[str, list[str]], key: str) -> bool:
@@ -263,9 +277,7 @@ def _point_of(seat: int, letter: str) -> int:
 
 def _index_of(seat: int, point: int) -> int | None:
     """The engine's point index of the mover's point number (None: the bar or off)."""
-    if point in (BAR, OFF):
-        return None
-    return point - 1 if seat == 0 else 24 - point
+    return None if point == OFF else index_of(seat, point)
 
 
 def _entry(
@@ -301,7 +313,7 @@ def _entry(
             points[target] = sign if hit else points[target] + sign
         steps.append(Step(start, end, hit))
         drawn.append((source, target))
-    text = play_notation(Roll(player=seat, dice=(0, 0), steps=steps))
+    text = play_text(steps)
     return tuple(drawn), Choice(text, equity, letters, odds), " ".join(words[9:])
 
 
@@ -352,8 +364,8 @@ def analysed_sgf(records: Sequence[Record], annotations: Sequence[Any]) -> str:
             comments.setdefault(annotation.seq, []).append(said + (f" {note.mark}" if note.mark else ""))
 
     def extra(roll: Roll) -> str:
-        first = roll.steps[0].seq if roll.steps else None
-        span = sorted({seq for seq in (roll.seq, *(step.seq for step in roll.steps)) if seq is not None})
+        first = roll.step_seqs[0] if roll.step_seqs else None
+        span = sorted({seq for seq in (roll.seq, *roll.step_seqs) if seq is not None})
         said = [text for seq in span for text in comments.get(seq, [])]
         return sgf_properties(decisions.get(first), lucks.get(roll.seq), said)  # type: ignore[arg-type]
 

@@ -7,6 +7,7 @@ service and the CLI through the service all answer alike.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
@@ -16,9 +17,10 @@ from typing import IO, TYPE_CHECKING, Any
 from uuid import UUID
 
 from matchlog.engines import get as get_engine
-from matchlog.events import Draft, Event, MatchlogError, ProofError, StoreError, UsageError
+from matchlog.events import DecodeError, Draft, Event, MatchlogError, ProofError, StoreError, UsageError
 from matchlog.replay import abandon, dispute, export_seat_jsonl, fork, state_at, statistics, timeline, undo
-from matchlog.replay.audit import MatchAudit, audit
+from matchlog.replay.aggregates import catalogue_row
+from matchlog.replay.audit import AuditFinding, MatchAudit, audit
 from matchlog.replay.deep import verify_deep
 from matchlog.replay.duels import DuelReport, duel_report
 from matchlog.replay.frames import Frame, frames
@@ -53,6 +55,26 @@ def seat_for(as_seat: int | None, seats: int) -> int | None:
             f"seat {as_seat}: the match has seats 0 to {seats - 1} (or -1, a spectator)", code="usage.seat"
         )
     return as_seat
+
+
+@contextlib.contextmanager
+def _folding(match_id: UUID) -> Iterator[None]:
+    """Name a match whose events the rules cannot fold (its rows edited by hand, say: `verify` tells)
+    rather than fail with whatever the game's code raised.
+
+    Raises:
+        DecodeError: `match.unreadable`, naming the match.
+    """
+    try:
+        yield
+    except MatchlogError:
+        raise
+    except Exception as error:
+        raise DecodeError(
+            f"match {match_id} cannot be read back: its game's rules cannot fold its events "
+            f"({type(error).__name__}: {error}); `matchlog verify` says whether its rows were changed",
+            code="match.unreadable",
+        ) from error
 
 
 def _check_game(game: str | None) -> None:
@@ -102,8 +124,12 @@ class FileLog(FileAnnotating, Log):
             raise UsageError("limit and offset cannot be negative", code="usage.limit")
         return self.store.matches(game=game, status=status, player=player, since=since, limit=limit, offset=offset)
 
-    def info(self, match: UUID | str) -> MatchInfo:
-        return self.store.match(match)
+    def info(self, match: UUID | str, *, as_seat: int | None = None) -> MatchInfo:
+        info = self.store.match(match)
+        if as_seat is None:
+            return info
+        seat_for(as_seat, len(info.players))
+        return catalogue_row(info, as_seat)
 
     def count(self) -> int:
         return self.store.count()
@@ -116,47 +142,54 @@ class FileLog(FileAnnotating, Log):
         info = self.store.match(match)
         seat = seat_for(as_seat, len(info.players))
         records = self.store.read(info.match_id, stop=stop)
-        if as_seat is not None:  # every seat output goes through the views (replay.views)
+        with _folding(info.match_id):
+            if as_seat is not None:  # every seat output goes through the views (replay.views)
+                return [
+                    Line(
+                        match_id=line.match_id,
+                        seq=line.seq,
+                        at_us=line.at_us,
+                        actor=line.actor,
+                        type=line.type,
+                        event=line.event,
+                        text=line.text,
+                        undone_by=line.undone_by,
+                        as_seat=as_seat,
+                        joins=line.joins,
+                    )
+                    for line in seat_lines(records, seat)
+                    if line.seq >= start
+                ]
             return [
                 Line(
-                    match_id=line.match_id,
-                    seq=line.seq,
-                    at_us=line.at_us,
-                    actor=line.actor,
-                    type=line.type,
-                    event=line.event,
-                    text=line.text,
-                    undone_by=line.undone_by,
-                    as_seat=as_seat,
+                    match_id=step.record.match_id,
+                    seq=step.record.seq,
+                    at_us=step.record.at_us,
+                    actor=step.record.actor,
+                    type=step.event.tag,
+                    event=step.event,
+                    text=step.text,
+                    undone_by=step.undone_by,
+                    event_id=step.record.event_id,
+                    hash=step.record.hash,
+                    joins=step.joins,
                 )
-                for line in seat_lines(records, seat)
-                if line.seq >= start
+                for step in timeline(records)
+                if step.record.seq >= start
             ]
-        return [
-            Line(
-                match_id=step.record.match_id,
-                seq=step.record.seq,
-                at_us=step.record.at_us,
-                actor=step.record.actor,
-                type=step.event.tag,
-                event=step.event,
-                text=step.text,
-                undone_by=step.undone_by,
-                event_id=step.record.event_id,
-                hash=step.record.hash,
-            )
-            for step in timeline(records)
-            if step.record.seq >= start
-        ]
 
     def state(self, match: UUID | str, seq: int | None = None, *, as_seat: int | None = None) -> Position:
         info = self.store.match(match)
         seat = seat_for(as_seat, len(info.players))
         # The catalogue row is read: time travel need not read it again (one query of five saved).
-        current = state_at(self.store, info.match_id, info.last_seq if seq is None else seq)
-        engine, state = current.engine, current.state
-        if as_seat is not None:  # every seat output goes through the views (replay.views)
-            seen = seat_state(engine, info.match_id, current.seq, state, seat)
+        with _folding(info.match_id):
+            current = state_at(self.store, info.match_id, info.last_seq if seq is None else seq)
+            engine, state = current.engine, current.state
+            if as_seat is not None:  # every seat output goes through the views (replay.views)
+                seen = seat_state(engine, info.match_id, current.seq, state, seat)
+            else:
+                to_act, outcome, text = engine.to_act(state), engine.outcome(state), engine.render(state)
+        if as_seat is not None:
             return Position(
                 match_id=info.match_id,
                 game=info.game,
@@ -175,9 +208,9 @@ class FileLog(FileAnnotating, Log):
             last_seq=info.last_seq,
             as_seat=None,
             state=state,
-            to_act=engine.to_act(state),
-            outcome=engine.outcome(state),
-            text=engine.render(state),
+            to_act=to_act,
+            outcome=outcome,
+            text=text,
         )
 
     def read(self, match: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Any]:
@@ -193,7 +226,9 @@ class FileLog(FileAnnotating, Log):
             raise UsageError(
                 f"seq {start} is not in match {info.match_id} (seqs 0 to {info.last_seq})", code="usage.seq"
             )
-        return frames(self.store.read(info.match_id, stop=last), as_seat, start=start, stop=last)
+        records = self.store.read(info.match_id, stop=last)
+        with _folding(info.match_id):
+            return frames(records, as_seat, start=start, stop=last)
 
     # -- checking -----------------------------------------------------------------------------
 
@@ -222,7 +257,8 @@ class FileLog(FileAnnotating, Log):
             infos = [self.store.match(m) for m in ids]
             return len(infos), sum(i.last_seq + 1 for i in infos)
         rows = self.store.query(
-            "SELECT count(*), coalesce(sum(last_seq + 1), 0) FROM matches WHERE match_id IN (SELECT unnest(?::UUID[]))",
+            "SELECT count(*), coalesce(sum(last_seq) + count(*), 0) FROM matches"
+            " WHERE match_id IN (SELECT unnest(?::UUID[]))",
             [[str(m) for m in ids]],
         )
         if rows[0][0] < len(set(ids)):
@@ -253,9 +289,41 @@ class FileLog(FileAnnotating, Log):
     def audit(self, matches: Sequence[UUID | str] | None = None, *, as_seat: int | None = None) -> Iterator[MatchAudit]:
         ids = None if matches is None else self._resolved(matches)
         if as_seat is None:
-            return audit(self.store, ids)
+            return self._whole_audits(ids)
         chosen = ids if ids is not None else [info.match_id for info in self.store.matches()]
-        return (seat_audit(self.store, match_id, _engine_seat(as_seat)) for match_id in chosen)
+        return (self._seat_audit(match_id, _engine_seat(as_seat)) for match_id in chosen)
+
+    def _whole_audits(self, ids: list[UUID] | None) -> Iterator[MatchAudit]:
+        """Every audit, in batches; from a match that cannot be read back at all (a game this matchlog
+        does not know, a table its rules refuse) on, one at a time, that one a finding of its own."""
+        done: set[str] = set()
+        try:
+            for report in audit(self.store, ids):
+                done.add(report.match_id)
+                yield report
+            return
+        except MatchlogError:
+            pass
+        chosen = ids if ids is not None else [row[0] for row in self.store.query("SELECT match_id FROM matches")]
+        for match_id in sorted(m for m in chosen if str(m) not in done):
+            try:
+                yield from audit(self.store, [match_id])
+            except MatchlogError as error:
+                yield _unreadable(self.store.match(match_id), error, error.message)
+
+    def _seat_audit(self, match_id: UUID, seat: int | None) -> MatchAudit:
+        """One match's audit as `seat` sees it; a match that cannot be read back as a seat saw it is a
+        finding of its own, its words withheld (they may quote what the seat may not see).
+
+        Raises:
+            UsageError: the match has no such seat.
+        """
+        try:
+            return seat_audit(self.store, match_id, seat)
+        except MatchlogError as error:
+            if error.code == "usage.seat":
+                raise
+            return _unreadable(self.store.match(match_id), error, "it cannot be read back as a seat saw it")
 
     def dispute(self, match: UUID | str, seq: int, *, as_seat: int | None = None) -> Any:
         if as_seat is None:
@@ -264,11 +332,13 @@ class FileLog(FileAnnotating, Log):
 
     # -- across matches -----------------------------------------------------------------------
 
-    def stats(self, game: str | None = None, *, by: str = "player", since: datetime | None = None) -> Any:
+    def stats(
+        self, game: str | None = None, *, by: str = "player", since: datetime | None = None, as_seat: int | None = None
+    ) -> Any:
         _check_game(game)
         if by not in ("player", "seat"):
             raise UsageError(f"statistics go by player or by seat, not {by!r}", code="usage.by")
-        return statistics(self.store, game, by=by, since=since)
+        return statistics(self.store, game, by=by, since=since, as_seat=as_seat)
 
     def rating_table(
         self,
@@ -329,15 +399,17 @@ class FileLog(FileAnnotating, Log):
         ids = None if matches is None else self._resolved(matches)
         return events_frame(self.store, game=game, matches=ids, flatten=flatten)
 
-    def results_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
+    def results_frame(
+        self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None
+    ) -> Any:
         from .frames import results_frame
 
-        return results_frame(self.store, game=game, since=since)
+        return results_frame(self.store, game=game, since=since, as_seat=as_seat)
 
-    def seats_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
+    def seats_frame(self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None) -> Any:
         from .frames import seats_frame
 
-        return seats_frame(self.store, game=game, since=since)
+        return seats_frame(self.store, game=game, since=since, as_seat=as_seat)
 
     # -- appending ----------------------------------------------------------------------------
 
@@ -447,6 +519,12 @@ class FileLog(FileAnnotating, Log):
                 raise ProofError("the log has no key to check with: give the log's public key", code="proof.no_key")
             verifier = signer.verifier
         return proofs.verify_against(self.store, notes, verifier)
+
+
+def _unreadable(info: MatchInfo, error: MatchlogError, said: str) -> MatchAudit:
+    """The audit of a match that cannot be read back: one finding, with the error's code."""
+    finding = AuditFinding(match_id=str(info.match_id), seq=None, rule=error.code, message=said)
+    return MatchAudit(match_id=str(info.match_id), game=info.game, events=info.last_seq + 1, findings=[finding])
 
 
 def _engine_seat(as_seat: int) -> int | None:

@@ -6,6 +6,12 @@ timestamps, counts as integers. `events_frame(game=..., flatten=True)` also spre
 payload into columns of their own, typed from the game's event types (a field that no Arrow type
 fits stays JSON text), so a question such as "how often does each die face come up" is a
 group-by on a column rather than JSON parsing.
+
+The results and seats frames are views like any other: read whole, or (`as_seat` -1) as every
+reader may know them. Each column says what it is derived from (`RESULT_COLUMNS`, `SEAT_COLUMNS`):
+a public column of the catalogue, or a figure, which a spectator gets as `replay.aggregates` gives
+it (its own count of a figure some reader may not see whole); a column not declared is empty for
+every reader but the whole record's. The events frame is the whole record's only.
 """
 
 from __future__ import annotations
@@ -19,10 +25,31 @@ import msgspec
 import pyarrow as pa
 
 from matchlog.engines import get as get_engine
+from matchlog.engines.views import Derived
 from matchlog.events import EVENT_TYPES, UsageError
+from matchlog.replay.aggregates import across_matches, shown_figures
 from matchlog.store import Store
 
-__all__ = ["events_frame", "results_frame", "seats_frame"]
+__all__ = ["RESULT_COLUMNS", "SEAT_COLUMNS", "events_frame", "results_frame", "seats_frame"]
+
+#: What each column of the results frame (the `match_results` view) is derived from: the
+#: catalogue's public columns, or (a name) the sum of that figure of the match.
+RESULT_COLUMNS: dict[str, Derived | str] = {
+    **dict.fromkeys(("match_id", "game", "status", "created_at", "ended_at", "seconds", "events"), Derived.PUBLIC),
+    "turns": "turns",
+    **dict.fromkeys(("result", "players", "strategies", "winners", "series_id"), Derived.PUBLIC),
+}
+#: What each column of the seats frame (the `seat_results` view) is derived from: the catalogue's
+#: and the seats' public columns (a place, a score and a removal are how the match ended, which
+#: every seat sees), or (a name) the sum of that figure of the seat.
+SEAT_COLUMNS: dict[str, Derived | str] = {
+    **dict.fromkeys(
+        ("match_id", "game", "status", "created_at", "seat", "name", "player", "place", "score", "winner", "removed"),
+        Derived.PUBLIC,
+    ),
+    "answers": "answers",
+    "rejected": "rejected",
+}
 
 _EVENT_COLUMNS = (
     "match_id::VARCHAR AS match_id, seq, event_id::VARCHAR AS event_id, recorded_at, actor, game, type, version,"
@@ -58,34 +85,87 @@ def events_frame(
     return _flattened(table, game) if flatten else table  # type: ignore[arg-type]
 
 
-def results_frame(store: Store, *, game: str | None = None, since: datetime | None = None) -> pa.Table:
+def results_frame(
+    store: Store, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None
+) -> pa.Table:
     """One row per match: the `match_results` view (game, status, times, length, result, players,
-    winners, series).
+    winners, series), whole or (`as_seat` -1) as every reader may know it.
 
     Raises:
-        UsageError: no such game.
+        UsageError: no such game, or a seat's view.
     """
-    return _view(store, "match_results", game, since)
+    return _view(store, "match_results", RESULT_COLUMNS, game, since, as_seat)
 
 
-def seats_frame(store: Store, *, game: str | None = None, since: datetime | None = None) -> pa.Table:
+def seats_frame(
+    store: Store, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None
+) -> pa.Table:
     """One row per seat of every match: the `seat_results` view (name, strategy, place, score,
-    winner, removed, answers, rejected).
+    winner, removed, answers, rejected), whole or (`as_seat` -1) as every reader may know it.
 
     Raises:
-        UsageError: no such game.
+        UsageError: no such game, or a seat's view.
     """
-    return _view(store, "seat_results", game, since, ", seat")  # a match's seats in order
+    return _view(store, "seat_results", SEAT_COLUMNS, game, since, as_seat, seated=True)
 
 
-def _view(store: Store, view: str, game: str | None, since: datetime | None, order: str = "") -> pa.Table:
+def _view(
+    store: Store,
+    view: str,
+    columns: dict[str, Derived | str],
+    game: str | None,
+    since: datetime | None,
+    as_seat: int | None,
+    *,
+    seated: bool = False,
+) -> pa.Table:
     if game is not None:
         get_engine(game)
-    return store.arrow(
-        f"SELECT * REPLACE (match_id::VARCHAR AS match_id) FROM {view}"
-        f" WHERE (? IS NULL OR game = ?) AND (? IS NULL OR created_at >= ?) ORDER BY created_at, match_id{order}",
-        [game, game, since, since],
+    where = "WHERE (? IS NULL OR v.game = ?) AND (? IS NULL OR v.created_at >= ?)"
+    order = "ORDER BY v.created_at, v.match_id" + (", v.seat" if seated else "")  # a match's seats in order
+    if across_matches(as_seat) is None:
+        query = f"SELECT v.* REPLACE (v.match_id::VARCHAR AS match_id) FROM {view} v {where} {order}"
+        return store.arrow(query, [game, game, since, since])
+    # As every reader may know it: each column from what it is derived from, none undeclared.
+    figures, shown = shown_figures(as_seat)
+    names = store.arrow(f"SELECT * FROM {view} LIMIT 0").column_names
+    counted = sorted({str(columns[name]) for name in names if _figure(columns.get(name))})
+    key = "match_id, seat" if seated else "match_id"
+    sums = ", ".join(f"sum(value) FILTER (WHERE figure = '{name}') AS \"{name}\"" for name in counted)
+    chosen = []
+    for name in names:
+        derived = columns.get(name)
+        if name == "match_id":
+            chosen.append("v.match_id::VARCHAR AS match_id")
+        elif derived is Derived.PUBLIC:
+            chosen.append(f'v."{name}"')
+        elif _figure(derived):
+            chosen.append(f'p."{derived}" AS "{name}"')
+        else:
+            chosen.append(f'CAST(NULL AS {_sql_type(store, view, name)}) AS "{name}"')
+    pivot = (
+        f"(SELECT {key}, {sums} FROM fig WHERE seat IS {'NOT ' if seated else ''}NULL GROUP BY ALL)"
+        if counted
+        else f"(SELECT NULL::UUID AS match_id{', NULL::SMALLINT AS seat' if seated else ''} LIMIT 0)"
     )
+    query = (
+        f"WITH fig AS ({figures}) SELECT {', '.join(chosen)} FROM {view} v LEFT JOIN {pivot} p USING ({key}) "
+        f"{where} {order}"
+    )
+    return store.arrow(query, [*shown, game, game, since, since])
+
+
+def _figure(derived: Derived | str | None) -> bool:
+    """Whether a column is derived from a figure (its name) rather than declared `Derived`."""
+    return derived is not None and not isinstance(derived, Derived)
+
+
+def _sql_type(store: Store, view: str, column: str) -> str:
+    """The SQL type of a view's column (an empty column keeps its type)."""
+    rows = store.query(
+        "SELECT data_type FROM information_schema.columns WHERE table_name = ? AND column_name = ?", [view, column]
+    )
+    return str(rows[0][0])
 
 
 # -- flattening payloads ------------------------------------------------------------------------

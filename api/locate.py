@@ -15,7 +15,26 @@ from pathlib import Path
 
 import msgspec
 
-__all__ = ["ServerFile", "admin_token", "read_server_file", "remove_server_file", "token_path", "write_server_file"]
+__all__ = [
+    "TOKEN_CHARACTERS",
+    "ServerFile",
+    "admin_token",
+    "read_server_file",
+    "remove_server_file",
+    "token_path",
+    "well_formed_token",
+    "write_server_file",
+]
+
+#: The longest token a client may send: ours are 43 (the admin's) and 64 (a match's) characters.
+TOKEN_CHARACTERS = 256
+
+
+def well_formed_token(token: str) -> bool:
+    """Whether `token` could be a token at all: printable ASCII, at most `TOKEN_CHARACTERS` long.
+    The service refuses anything else before comparing it (hmac compares ASCII text only), and a
+    client cannot send it in a header."""
+    return len(token) <= TOKEN_CHARACTERS and token.isascii() and token.isprintable()
 
 
 class ServerFile(msgspec.Struct, frozen=True):

@@ -56,6 +56,9 @@ class Line(msgspec.Struct, frozen=True, kw_only=True):
     as_seat: int | None = None
     event_id: UUID | None = None
     hash: bytes | None = None
+    #: It goes on the line before it (a backgammon turn's next checker): `replay` and the viewer
+    #: show the two as one line, with this one's text.
+    joins: bool = False
 
 
 class Position(msgspec.Struct, frozen=True, kw_only=True):
@@ -138,11 +141,13 @@ class Log(Annotating, abc.ABC):
         """
 
     @abc.abstractmethod
-    def info(self, match: UUID | str) -> Any:
-        """The catalogue row (`store.MatchInfo`) of one match, given its id or a unique prefix.
+    def info(self, match: UUID | str, *, as_seat: int | None = None) -> Any:
+        """The catalogue row (`store.MatchInfo`) of one match, given its id or a unique prefix, as
+        `as_seat` may know it (a spectator or a seat gets no head hash of a game that hides anything).
 
         Raises:
             UnknownMatch: no match, or more than one, has that id or prefix.
+            UsageError: a seat the match does not have.
         """
 
     def match(self, match: UUID | str) -> Match:
@@ -234,11 +239,15 @@ class Log(Annotating, abc.ABC):
     # -- across matches -----------------------------------------------------------------------
 
     @abc.abstractmethod
-    def stats(self, game: str | None = None, *, by: str = "player", since: datetime | None = None) -> Any:
-        """Statistics across matches (`replay.Statistics`), as `matchlog stats`.
+    def stats(
+        self, game: str | None = None, *, by: str = "player", since: datetime | None = None, as_seat: int | None = None
+    ) -> Any:
+        """Statistics across matches (`replay.Statistics`), as `matchlog stats`: whole, or (`as_seat`
+        -1) as every reader may know them (a server gives a caller who may not see every match whole
+        that view whatever it asks).
 
         Raises:
-            UsageError: no such game, or `by` is not player or seat.
+            UsageError: no such game, `by` is not player or seat, or a seat's view.
         """
 
     @abc.abstractmethod
@@ -280,11 +289,13 @@ class Log(Annotating, abc.ABC):
 
     @abc.abstractmethod
     def sql(self, query: str, *, timeout: float | None = None, max_rows: int | None = None) -> SqlResult:
-        """One read-only SELECT over the log's tables and views, stopped after `timeout` seconds,
-        with at most `max_rows` rows.
+        """One SELECT over the log's tables and views, where nothing can change the log (a read-only
+        transaction, always rolled back: docs/log.md), stopped after `timeout` seconds, with at most
+        `max_rows` rows and 64 MB of them.
 
         Raises:
-            SqlError: not one SELECT, refused, failed, or out of time.
+            SqlError: not one SELECT, refused, failed, out of time or memory, or a result past 64 MB
+                (`sql.too_large`).
         """
 
     @abc.abstractmethod
@@ -321,19 +332,23 @@ class Log(Annotating, abc.ABC):
         """
 
     @abc.abstractmethod
-    def results_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
-        """One row per match (the `match_results` view) as an Arrow table.
+    def results_frame(
+        self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None
+    ) -> Any:
+        """One row per match (the `match_results` view) as an Arrow table, whole or (`as_seat` -1) as
+        every reader may know it (see `stats`).
 
         Raises:
-            UsageError: no such game.
+            UsageError: no such game, or a seat's view.
         """
 
     @abc.abstractmethod
-    def seats_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
-        """One row per seat of every match (the `seat_results` view) as an Arrow table.
+    def seats_frame(self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None) -> Any:
+        """One row per seat of every match (the `seat_results` view) as an Arrow table, whole or
+        (`as_seat` -1) as every reader may know it (see `stats`).
 
         Raises:
-            UsageError: no such game.
+            UsageError: no such game, or a seat's view.
         """
 
     # -- appending ----------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from matchlog.replay.stats import Statistics
 from matchlog.store import Appended, Figures, Finding, MatchInfo
 
 from .annotating import ServerAnnotating
+from .locate import TOKEN_CHARACTERS, well_formed_token
 from .log import Line, Log, Position, SqlResult, Verification
 
 __all__ = ["ServerLog"]
@@ -136,9 +137,19 @@ def _exception(error: _Error) -> MatchlogError:
 
 
 class ServerLog(ServerAnnotating, Log):
-    """A log served by `matchlog serve` at `url`; `token` decides what this client may see and do."""
+    """A log served by `matchlog serve` at `url`; `token` decides what this client may see and do.
+
+    Raises:
+        UsageError: a token no server gives (not printable ASCII, or too long to be one).
+    """
 
     def __init__(self, url: str, *, token: str | None = None) -> None:
+        if token and not well_formed_token(token):
+            raise UsageError(
+                f"the token is not one a matchlog server gives: printable ASCII of at most {TOKEN_CHARACTERS} "
+                "characters (check $MATCHLOG_TOKEN or --token)",
+                code="usage.token",
+            )
         self.location = url.rstrip("/")
         self.token = token
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -230,8 +241,9 @@ class ServerLog(ServerAnnotating, Log):
                 break
         return found
 
-    def info(self, match: UUID | str) -> MatchInfo:
-        return self._request("GET", f"/api/matches/{self._id(match)}", decode=MatchInfo)
+    def info(self, match: UUID | str, *, as_seat: int | None = None) -> MatchInfo:
+        params = {} if as_seat is None else {"as_seat": as_seat}
+        return self._request("GET", f"/api/matches/{self._id(match)}", params=params, decode=MatchInfo)
 
     def count(self) -> int:
         return self.health().events
@@ -332,8 +344,12 @@ class ServerLog(ServerAnnotating, Log):
 
     # -- across matches -----------------------------------------------------------------------
 
-    def stats(self, game: str | None = None, *, by: str = "player", since: datetime | None = None) -> Statistics:
+    def stats(
+        self, game: str | None = None, *, by: str = "player", since: datetime | None = None, as_seat: int | None = None
+    ) -> Statistics:
         params: dict[str, Any] = {"by": by}
+        if as_seat is not None:
+            params["as_seat"] = as_seat
         if game is not None:
             params["game"] = game
         if since is not None:
@@ -390,10 +406,13 @@ class ServerLog(ServerAnnotating, Log):
                     response.read()
                     raise _exception(msgspec.json.decode(response.content, type=_Error))
                 count = 0
-                for chunk in response.iter_bytes():
-                    out.write(chunk)
-                    if format == "jsonl":
-                        count += chunk.count(b"\n")
+                if as_seat is not None:  # a seat's lines, and a line for each match left out
+                    count = _seat_lines(response.iter_bytes(), out, on_skip)
+                else:
+                    for chunk in response.iter_bytes():
+                        out.write(chunk)
+                        if format == "jsonl":
+                            count += chunk.count(b"\n")
         except httpx.HTTPError as error:
             raise RemoteError(
                 f"the export from {self.location} broke off: {error}", code="remote.unreachable"
@@ -418,11 +437,13 @@ class ServerLog(ServerAnnotating, Log):
         params += [("match", self._id(m)) for m in matches or ()]
         return self._frame("events", params)
 
-    def results_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
-        return self._frame("results", _view_params(game, since))
+    def results_frame(
+        self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None
+    ) -> Any:
+        return self._frame("results", _view_params(game, since, as_seat))
 
-    def seats_frame(self, *, game: str | None = None, since: datetime | None = None) -> Any:
-        return self._frame("seats", _view_params(game, since))
+    def seats_frame(self, *, game: str | None = None, since: datetime | None = None, as_seat: int | None = None) -> Any:
+        return self._frame("seats", _view_params(game, since, as_seat))
 
     # -- appending ----------------------------------------------------------------------------
 
@@ -531,8 +552,48 @@ class ServerLog(ServerAnnotating, Log):
 _JSON = {"content-type": "application/json"}
 
 
-def _view_params(game: str | None, since: datetime | None) -> list[tuple[str, Any]]:
-    return [(k, v) for k, v in (("game", game), ("since", since.isoformat() if since else None)) if v is not None]
+class _SkippedMatch(msgspec.Struct):
+    match_id: UUID
+    code: str
+    message: str
+
+
+class _Skipped(msgspec.Struct):
+    skipped: _SkippedMatch
+
+
+_SKIPPED = b'{"skipped":'
+
+
+def _seat_lines(chunks: Iterable[bytes], out: IO[bytes], on_skip: Callable[[UUID, MatchlogError], None] | None) -> int:
+    """Write a seat's export as it streams in, but for the lines that name a match the service left
+    out, which go to `on_skip` (without one, the first is raised); returns the lines written.
+
+    Raises:
+        MatchlogError: a match was left out and there is no `on_skip`.
+    """
+    count = 0
+    pending = b""
+    for chunk in chunks:
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            if line.startswith(_SKIPPED):
+                left_out = msgspec.json.decode(line, type=_Skipped).skipped
+                error = _exception(_Error(left_out.code, left_out.message))
+                if on_skip is None:
+                    raise error
+                on_skip(left_out.match_id, error)
+                continue
+            out.write(line + b"\n")
+            count += 1
+    if pending:
+        out.write(pending)
+    return count
+
+
+def _view_params(game: str | None, since: datetime | None, as_seat: int | None) -> list[tuple[str, Any]]:
+    given = (("game", game), ("since", since.isoformat() if since else None), ("as_seat", as_seat))
+    return [(k, v) for k, v in given if v is not None]
 
 
 def _turn_type() -> Any:

@@ -10,8 +10,23 @@ them here registers them on the one typer application.
 from __future__ import annotations
 
 # Imported in the order `matchlog --help` lists them; each registers its commands on `app`.
-from . import play, tournament, duel, ratings, service, remote, inspect, check, proofs  # noqa: F401
-from . import analyse, query, write, archive, demo  # noqa: F401
+from . import (  # noqa: F401
+    play,
+    tournament,
+    duel,
+    ratings,
+    service,
+    remote,
+    inspect,
+    check,
+    proofs,
+    analyse,
+    query,
+    write,
+    dataset,
+    archive,
+    demo,
+)
 from .base import app
 
 __all__ = ["app", "main"]

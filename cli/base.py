@@ -52,6 +52,7 @@ __all__ = [
     "open_log",
     "play_app",
     "players_option",
+    "read_file",
     "reports_errors",
     "seat_of",
     "serve_app",
@@ -207,6 +208,23 @@ def open_log(db: Path, server: str | None = None, *, create: bool = False, archi
     if server:
         return matchlog.open(server)
     return matchlog.open(db, mode="create" if create else "auto")
+
+
+def read_file(path: Path, most: int) -> bytes:
+    """The bytes of a file of at most `most` bytes (a record to import, a note, a key, a bundle), read
+    no further than that.
+
+    Raises:
+        UsageError: the file cannot be read, or is bigger (`usage.file`).
+    """
+    try:
+        with path.open("rb") as file:
+            data = file.read(most + 1)
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error}", code="usage.file") from None
+    if len(data) > most:
+        raise UsageError(f"{path} is bigger than {most:,} bytes: more than matchlog reads there", code="usage.file")
+    return data
 
 
 def players_option(builtins: str) -> Any:

@@ -25,7 +25,11 @@ def duel(
     player: Annotated[list[str], players_option("see matchlog games")],
     pairs: Annotated[
         int | None,
-        typer.Option(min=1, help="Pairs to play (default 100); with --sprt, the most it may play (default 10,000)."),
+        typer.Option(
+            min=1,
+            help="Pairs to play (default 100); with --sprt, the most it may play (default 10,000); "
+            "with --resume, the duel's own unless given.",
+        ),
     ] = None,
     sprt: Annotated[
         str | None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
@@ -27,6 +27,9 @@ from .output import (
     matches_table,
     when,
 )
+
+if TYPE_CHECKING:
+    from matchlog.api import Line
 
 
 @app.command("list")
@@ -70,7 +73,7 @@ def show(
 ) -> None:
     """Show a match's state at a seq, as the referee saw it or as one seat did."""
     with open_log(db, server, archive=archive) as log:
-        info = log.info(match)
+        info = log.info(match, as_seat=as_seat)  # its catalogue row as the seat may know it, too
         position = log.state(info.match_id, at, as_seat=as_seat)
     if json:
         emit_json(
@@ -102,7 +105,8 @@ def replay(
     archive: Archive = None,
     json: Json = False,
 ) -> None:
-    """Replay a match step by step: one event a line, with what it changed."""
+    """Replay a match step by step: one event a line, with what it changed (a backgammon turn's
+    checkers on one line, its seqs joined: 14-15)."""
     with open_log(db, server, archive=archive) as log:
         info = log.info(match)
         lines = log.lines(info.match_id, start=start, stop=stop, as_seat=as_seat)
@@ -117,12 +121,31 @@ def replay(
                     "event": msgspec.to_builtins(line.event),
                     "text": line.text,
                     "undone_by": line.undone_by,
+                    "joins": line.joins,
                 }
                 for line in lines
             ]
         )
         return
+    for first, last in joined(lines):
+        actor = "referee" if last.actor is None else _seat_name(info.players, last.actor)
+        undone = f"  (taken back at seq {last.undone_by})" if last.undone_by is not None else ""
+        seqs = f"{first.seq}" if first is last else f"{first.seq}-{last.seq}"
+        console.out(f"{seqs:>5}  {when(first.at_us)}  {actor:<12}  {last.text}{undone}")
+
+
+def joined(lines: list[Line]) -> list[tuple[Line, Line]]:
+    """The lines as a reader sees them: a line that goes on the one before it (`Line.joins`) is
+    shown with it, as (first, last) of each run."""
+    runs: list[tuple[Line, Line]] = []
     for line in lines:
-        actor = "referee" if line.actor is None else info.players[line.actor]
-        undone = f"  (taken back at seq {line.undone_by})" if line.undone_by is not None else ""
-        console.out(f"{line.seq:>5}  {when(line.at_us)}  {actor:<12}  {line.text}{undone}")
+        if line.joins and runs:
+            runs[-1] = (runs[-1][0], line)
+        else:
+            runs.append((line, line))
+    return runs
+
+
+def _seat_name(players: tuple[str, ...], seat: int) -> str:
+    """A seat's name (a seat the table does not have, in a log edited by hand, by its number)."""
+    return players[seat] if 0 <= seat < len(players) else f"seat {seat}"

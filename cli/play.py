@@ -258,8 +258,13 @@ def play_backgammon(
         ),
     ] = Rules.standard,
     move_by_turn_rolls: Annotated[
-        bool, typer.Option("--move-by-turn-rolls", help="The starting side plays the opening roll.")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--move-by-turn-rolls/--roll-again",
+            help="Whether the starting side plays the opening roll (default: it does under standard rules, "
+            "and rolls again under pygammon's, as pygammon does).",
+        ),
+    ] = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
     position: Annotated[
         str | None,

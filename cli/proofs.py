@@ -12,7 +12,7 @@ import typer
 
 from matchlog.events import UsageError
 
-from .base import DEFAULT_DB, AsSeat, Db, Json, Match, Server, app, open_log, reports_errors
+from .base import DEFAULT_DB, AsSeat, Db, Json, Match, Server, app, open_log, read_file, reports_errors
 from .output import console, emit_json
 
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write it to this file (default: stdout).")]
@@ -34,11 +34,13 @@ def read_note_file(path: Path) -> str:
     """A checkpoint or receipt from a file.
 
     Raises:
-        UsageError: the file cannot be read.
+        UsageError: the file cannot be read, is bigger than any note, or is not UTF-8.
     """
+    from matchlog.proofs.verifier import MAX_NOTE_CHARS
+
     try:
-        return path.read_text()
-    except (OSError, UnicodeDecodeError) as error:
+        return read_file(path, MAX_NOTE_CHARS).decode("utf-8")
+    except UnicodeDecodeError as error:
         raise UsageError(f"cannot read {path}: {error}", code="usage.file") from None
 
 
@@ -48,11 +50,18 @@ def key_text(value: str) -> str:
     Raises:
         UsageError: a file that cannot be read.
     """
+    from matchlog.proofs.verifier import MAX_KEY_CHARS, names_a_file
+
     path = Path(value)
-    if path.is_file():
-        return read_note_file(path).strip()
+    if names_a_file(value):
+        try:
+            return read_file(path, MAX_KEY_CHARS).decode("utf-8").strip()
+        except UnicodeDecodeError as error:
+            raise UsageError(f"cannot read {path}: {error}", code="usage.file") from None
     if "+" not in value:
-        raise UsageError(f"--key {value!r} is neither a public key (NAME+KEYID+BASE64) nor a file", code="usage.key")
+        raise UsageError(
+            f"--key {value[:60]!r} is neither a public key (NAME+KEYID+BASE64) nor a file", code="usage.key"
+        )
     return value.strip()
 
 
@@ -162,17 +171,23 @@ def check(
     the signed tree, and, against what you held, that the log only grew and kept every event it
     signed. Names what fails (the match and seq where it can); exit status 1 then.
     """
-    from matchlog.proofs.verifier import NoteError, check_bundle, parse_verifier_key, summary
+    from matchlog.proofs.verifier import (
+        MAX_BUNDLE_BYTES,
+        NoteError,
+        check_bundle,
+        load_bundle,
+        parse_verifier_key,
+        summary,
+    )
 
     try:
         verifier = parse_verifier_key(key_text(key))
     except NoteError as error:
         raise UsageError(f"--key: {error}", code="usage.key") from None
-    text = read_note_file(bundle)
     try:
-        document: Any = jsonlib.loads(text)
-    except ValueError as error:
-        raise UsageError(f"{bundle} is not JSON: {error}", code="usage.bundle") from None
+        document: Any = load_bundle(read_file(bundle, MAX_BUNDLE_BYTES))
+    except NoteError as error:  # read as the stand-alone verifier reads it: within bounds, no key twice
+        raise UsageError(f"{bundle}: {error}", code=error.code) from None
     result = check_bundle(document, verifier)
     if json:
         emit_json(

@@ -23,6 +23,7 @@ from .base import (
     Server,
     app,
     open_log,
+    read_file,
     reports_errors,
 )
 from .output import (
@@ -238,7 +239,11 @@ def import_command(
     kind = format.value if format is not None else formats.format_of(file)
     with open_log(db, server, create=True) as log:
         if kind in formats.FORMATS:
-            matches = formats.read(file.read_bytes(), kind)
+            try:
+                data = read_file(file, formats.MAX_RECORD_BYTES)
+            except UsageError as error:
+                raise formats.FormatError(kind, error.message) from None
+            matches = formats.read(data, kind)
             encoded = [
                 (match_id, [(str(d.event_id), d.at_us, encode(d.event)) for d in drafts], expected)
                 for match_id, drafts, expected in formats.batches(matches)
@@ -249,7 +254,7 @@ def import_command(
                 raise ImportRejected(f"{error.message}; nothing was imported") from None
         else:
             with file.open("rb") as lines:
-                appended = log.import_jsonl(lines)
+                appended = log.import_jsonl(formats.bounded_lines(lines))
     written = sum(a.written for a in appended)
     if json:
         emit_json({"matches": len(appended), "events": written, "match_ids": [str(a.match_id) for a in appended]})

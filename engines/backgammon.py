@@ -10,12 +10,21 @@ The board uses pygammon's indexing: points 0..23 from the bottom right to the bo
 left to top right. FIRST moves 23 -> 0 (home 0..5, enters from the bar onto 24 - die); SECOND moves
 0 -> 23 (home 18..23, enters onto die - 1). A point holds +n for n checkers of FIRST, -n for SECOND.
 Internally, plays are searched in the mover's own coordinates: distance 1..24 to bearing off, the
-bar at 25, borne-off checkers at 0.
+bar at 25, borne-off checkers at 0. What people read (the words of `describe`, the text board, the
+errors) numbers the points as the mover does, 1..24, through `engines.backgammon_notation`.
+
+Match play, as GNU Backgammon records it, is there for the matches that need it (options `cube`
+and `resignations`; imports of gnubg's records turn them on): each turn then opens with the side to
+roll's decision, to roll (`RollChosen`), to double (`DoubleOffered`, when the cube is in the middle
+or its own) or to resign (`ResignationOffered`, also while it moves); the other side takes or drops
+a double, accepts or declines a resignation. The cube's value scales the points a game is worth.
+pygammon's protocol has no cube, so our referee never offers these decisions to its players.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from functools import lru_cache
 from operator import neg
 from typing import Literal
@@ -29,6 +38,9 @@ from matchlog.events import (
     ChanceRevealed,
     CheckerMoved,
     DiceRolled,
+    DoubleDropped,
+    DoubleOffered,
+    DoubleTaken,
     Event,
     IllegalAction,
     MatchEnded,
@@ -37,10 +49,15 @@ from matchlog.events import (
     OpeningRolled,
     Outcome,
     PlayerRemoved,
+    ResignationAccepted,
+    ResignationDeclined,
+    ResignationOffered,
+    RollChosen,
 )
 
+from .backgammon_notation import Step, labels, number, play_text, step_of
 from .contract import CHANCE, GameSpec, Rule, Turn, among_outcomes, describe_lifecycle, parse_options
-from .views import declare, everyone, lifecycle
+from .views import Derived, declare, declare_figures, everyone, lifecycle, shared_figures
 
 __all__ = [
     "CHECKERS",
@@ -60,6 +77,10 @@ __all__ = [
 
 FIRST, SECOND = 0, 1
 CHECKERS = 15
+#: The highest value the cube reaches (GNU Backgammon's).
+MAX_CUBE = 4096
+#: What a resignation offers: a single game, a gammon, a backgammon.
+_RESIGNED = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
 #: The starting position, pygammon's: point -> +n FIRST / -n SECOND.
 START: tuple[int, ...] = tuple({0: -2, 5: 5, 7: 3, 11: -5, 12: 5, 16: -3, 18: -5, 23: 2}.get(p, 0) for p in range(24))
 _BAR = 25
@@ -82,16 +103,34 @@ class BackgammonRule:
     MUST_USE_MORE_DICE = "backgammon.must_use_more_dice"
     #: Standard rules: only one die can be played, and the larger one can, so it must.
     LARGER_DIE_REQUIRED = "backgammon.larger_die_required"
+    #: Match play: the cube is not in play, the other side holds it, or the value offered is not twice it.
+    CANNOT_DOUBLE = "backgammon.cannot_double"
+    #: Match play: resignations are not in play, or the value is not 1 (single), 2 (gammon) or 3 (backgammon).
+    CANNOT_RESIGN = "backgammon.cannot_resign"
 
 
 class BackgammonOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """`rules`: "standard", or "pygammon" (any higher die bears off any home checker; the larger-die
     rule and the use-both-dice rule are not checked move by move; a turn asks for as many moves as
     pygammon 0.0.3 counts). `move_by_turn_rolls`: the starting side plays the opening roll
-    (pygammon's run() argument of that name)."""
+    (pygammon's run() argument of that name); unset, it follows the rules: played under standard
+    rules, as everywhere backgammon is played, and rolled again under pygammon's, as pygammon does.
+    A match records the value it was played with, so one recorded before the default changed
+    replays as it was."""
 
     rules: Literal["standard", "pygammon"] = "standard"
-    move_by_turn_rolls: bool = False
+    move_by_turn_rolls: bool | None = None
+    #: The doubling cube is in play (match play as GNU Backgammon records it; never offered by
+    #: our referee, whose players speak pygammon's protocol).
+    cube: bool = False
+    #: A side may resign a single game, a gammon or a backgammon when it is to act.
+    resignations: bool = False
+    #: Gammons and backgammons count as a single game while the cube has not been turned.
+    jacoby: bool = False
+
+    def __post_init__(self) -> None:
+        if self.move_by_turn_rolls is None:
+            msgspec.structs.force_setattr(self, "move_by_turn_rolls", self.rules == "standard")
 
 
 class BackgammonState(msgspec.Struct, frozen=True, kw_only=True):
@@ -108,6 +147,14 @@ class BackgammonState(msgspec.Struct, frozen=True, kw_only=True):
     max_moves: int = 0  # how many dice this turn's roll lets the side play
     opening: tuple[int, int] | None = None
     turns: int = 0
+    moved: tuple[Step, ...] = ()  # this turn's checkers moved so far, in the mover's numbers
+    cube: int = 1  # the cube's value
+    owner: int = -1  # who holds the cube (-1: in the middle)
+    chosen: bool = False  # the side to roll has decided to roll (match play)
+    doubled: bool = False  # the side to roll offered the cube; the other is to take or drop
+    resigning: tuple[int, int] | None = None  # (seat, value) of a resignation not yet answered
+    resigned: int = 0  # the value of the resignation accepted
+    dropped: bool = False  # the game ended by a double dropped
     winner: int = -1
     removed: tuple[int, ...] = ()
     ended: bool = False
@@ -131,6 +178,10 @@ class BackgammonState(msgspec.Struct, frozen=True, kw_only=True):
 
 _OPENING, _ROLL = Turn(CHANCE, "opening"), Turn(CHANCE, "roll")
 _MOVES = (Turn(FIRST, "move"), Turn(SECOND, "move"))
+#: Match play: the side to roll's decision (roll, double or resign), the answer to a double, to a resignation.
+_DECIDES = (Turn(FIRST, "roll"), Turn(SECOND, "roll"))
+_TAKES = (Turn(FIRST, "take"), Turn(SECOND, "take"))
+_ANSWERS = (Turn(FIRST, "resignation"), Turn(SECOND, "resignation"))
 
 #: The opening roll: one die each, never equal (as pygammon draws them); then two dice a turn.
 _OPENINGS = tuple(OpeningRolled(first=a, second=b) for a in range(1, 7) for b in range(1, 7) if a != b)
@@ -524,7 +575,7 @@ def _plays_of_one_value(
 
 def plays(state: BackgammonState) -> list[Play]:
     """Every legal whole play of the side to move from here, one per distinct resulting position."""
-    if state.over or not state.dice:
+    if state.over or not state.dice or state.resigning is not None:
         return []
     side = state.side
     indices = tuple(index for index in range(len(state.dice)) if index not in state.played)
@@ -565,8 +616,8 @@ def _moves_playing(state: BackgammonState, dice: tuple[int, ...], need: int) -> 
 
 def legal_moves(state: BackgammonState, seat: int) -> list[tuple[int, int | None]]:
     """The (die_index, source) moves `seat` may make now (none if it is not its move)."""
-    if state.ended or state.winner >= 0 or not state.dice or state.side != seat:
-        return []
+    if state.ended or state.winner >= 0 or not state.dice or state.side != seat or state.resigning is not None:
+        return []  # (a resignation offered waits for its answer)
     remaining = state.remaining
     total, firsts, _ = _analysis(state.points, state.bar, state.off, seat, remaining, state.options.rules)
     dice, played = state.dice, state.played
@@ -650,13 +701,36 @@ class Backgammon:
         hidden=False,
         options=BackgammonOptions,
         state=BackgammonState,
-        version=2,  # 2: rules="pygammon" asks for pygammon's own count of moves
+        version=3,  # 2: rules="pygammon" asks for pygammon's own count of moves; 3: the turn's steps
     )
 
     #: Nothing is hidden: every seat sees every event whole.
     views = declare(
         lifecycle(hidden=False),
-        {OpeningRolled: everyone, DiceRolled: everyone, CheckerMoved: everyone},
+        {
+            OpeningRolled: everyone,
+            DiceRolled: everyone,
+            CheckerMoved: everyone,
+            RollChosen: everyone,
+            DoubleOffered: everyone,
+            DoubleTaken: everyone,
+            DoubleDropped: everyone,
+            ResignationOffered: everyone,
+            ResignationAccepted: everyone,
+            ResignationDeclined: everyone,
+        },
+    )
+
+    #: Nothing is hidden: every figure is everyone's.
+    figures = declare_figures(
+        shared_figures(hidden=False),
+        {
+            "turns": Derived.PUBLIC,
+            **{f"die_{face}": Derived.PUBLIC for face in range(1, 7)},
+            "gammon": Derived.PUBLIC,
+            "backgammon": Derived.PUBLIC,
+            "pips": Derived.PUBLIC,
+        },
     )
 
     # -- building and folding ----------------------------------------------------------------
@@ -698,6 +772,21 @@ class Backgammon:
                 return _begin_turn(state, seat, (a, a, a, a) if a == b else (a, b))
             case CheckerMoved(seat=seat, die_index=index, source=source):
                 return _after_move(state, seat, index, source)
+            case RollChosen():
+                return msgspec.structs.replace(state, chosen=True)
+            case DoubleOffered():
+                return msgspec.structs.replace(state, doubled=True)
+            case DoubleTaken(seat=seat):  # the doubler rolls next, without deciding again
+                return msgspec.structs.replace(state, doubled=False, cube=state.cube * 2, owner=seat, chosen=True)
+            case DoubleDropped(seat=seat):
+                return msgspec.structs.replace(state, doubled=False, dropped=True, winner=1 - seat)
+            case ResignationOffered(seat=seat, value=value):
+                return msgspec.structs.replace(state, resigning=(seat, value))
+            case ResignationAccepted(seat=seat):
+                offered = state.resigning[1] if state.resigning is not None else 1
+                return msgspec.structs.replace(state, resigning=None, resigned=offered, winner=seat)
+            case ResignationDeclined():
+                return msgspec.structs.replace(state, resigning=None)
             case PlayerRemoved(seat=seat):
                 if state.over:
                     return state
@@ -716,10 +805,14 @@ class Backgammon:
     def to_act(self, state: BackgammonState) -> Turn | None:
         if state.ended or state.winner >= 0:
             return None
+        if state.resigning is not None:
+            return _ANSWERS[1 - state.resigning[0]]
         if state.side < 0:
             return _OPENING
+        if state.doubled:
+            return _TAKES[1 - state.side]
         if not state.dice:
-            return _ROLL
+            return _DECIDES[state.side] if _decides(state) else _ROLL
         return _MOVES[state.side]
 
     def chance(self, state: BackgammonState, rng: random.Random) -> Event:
@@ -751,13 +844,32 @@ class Backgammon:
         among_outcomes(self, state, event)  # two dice 1..6 for the side to roll; an opening's differ
 
     def legal(self, state: BackgammonState, seat: int) -> tuple[Event, ...]:
-        return tuple(
-            CheckerMoved(seat=seat, die_index=index, source=source) for index, source in legal_moves(state, seat)
+        turn = self.to_act(state)
+        if turn is None or turn.seat != seat:
+            return ()
+        resigns = (
+            tuple(ResignationOffered(seat=seat, value=value) for value in _RESIGNED)
+            if state.options.resignations
+            else ()
         )
+        match turn.decision:
+            case "roll":
+                doubles = (DoubleOffered(seat=seat, cube=state.cube * 2),) if _may_double(state) else ()
+                return (RollChosen(seat=seat), *doubles, *resigns)
+            case "take":
+                return (DoubleTaken(seat=seat), DoubleDropped(seat=seat))
+            case "resignation":
+                return (ResignationAccepted(seat=seat), ResignationDeclined(seat=seat))
+        moves = (CheckerMoved(seat=seat, die_index=index, source=source) for index, source in legal_moves(state, seat))
+        return (*moves, *resigns)
 
     def parse(self, state: BackgammonState, seat: int, answer: object) -> Event:
-        """`answer` is pygammon's move data: (die_index, source)."""
-        self._turn_of(state, seat)
+        """`answer` is pygammon's move data, (die_index, source); at match play's other decisions,
+        a word: "roll", "double", "take", "drop", "accept", "decline", or ("resign", value)."""
+        turn = self._turn_of(state, seat)
+        resigning = state.options.resignations and isinstance(answer, tuple | list) and list(answer[:1]) == ["resign"]
+        if turn.decision != "move" or resigning:
+            return _decision(state, seat, answer)
         # The move is a pair (pygammon crashed on anything else).
         if not isinstance(answer, tuple | list) or len(answer) != 2:
             raise IllegalAction(
@@ -771,8 +883,16 @@ class Backgammon:
         return CheckerMoved(seat=seat, die_index=die_index, source=source)
 
     def check(self, state: BackgammonState, seat: int, action: Event) -> None:
-        self._turn_of(state, seat)
-        if not isinstance(action, CheckerMoved) or action.seat != seat:
+        turn = self._turn_of(state, seat)
+        if getattr(action, "seat", seat) != seat:
+            raise IllegalAction(Rule.WRONG_DECISION, f"seat {seat} cannot answer for seat {action.seat}")  # type: ignore[attr-defined]
+        if isinstance(action, ResignationOffered) and turn.decision in ("roll", "move"):
+            _check_resignation(state, action)
+            return
+        if turn.decision != "move":
+            _check_decision(state, seat, turn.decision, action)
+            return
+        if not isinstance(action, CheckerMoved):
             raise IllegalAction(Rule.WRONG_DECISION, f"seat {seat} must move a checker, not {action.tag}")
         index, source = action.die_index, action.source
         # The die exists and is not played yet (a negative index is not an alias of the last die).
@@ -799,10 +919,11 @@ class Backgammon:
             if source is None:
                 raise IllegalAction(BackgammonRule.SOURCE_INVALID, "no checker is on the bar; give a point index")
             if not 0 <= source < 24:
-                raise IllegalAction(BackgammonRule.SOURCE_INVALID, f"source {source} is not a point (0..23)")
+                raise IllegalAction(BackgammonRule.SOURCE_INVALID, f"source {source} is not a point index (0..23)")
             if state.points[source] * (1 if seat == FIRST else -1) <= 0:
                 raise IllegalAction(
-                    BackgammonRule.SOURCE_NOT_OWNED_PIECE, f"point {source} holds none of your checkers"
+                    BackgammonRule.SOURCE_NOT_OWNED_PIECE,
+                    f"the {number(seat, source)}-point (source {source}) holds none of your checkers",
                 )
             distance = 24 - source if seat == SECOND else source + 1
         target = distance - value
@@ -810,7 +931,9 @@ class Backgammon:
             # Two or more of the opponent's checkers block a point.
             landing = _point_of(seat, target)
             if state.points[landing] * (1 if seat == FIRST else -1) <= -2:
-                raise IllegalAction(BackgammonRule.DESTINATION_OCCUPIED, f"point {landing} is blocked")
+                raise IllegalAction(
+                    BackgammonRule.DESTINATION_OCCUPIED, f"the {target}-point is held by the other side"
+                )
         else:
             board = _board(state.points, state.bar, state.off, seat)
             if distance not in _sources(board, value, state.options.rules == "pygammon"):
@@ -818,7 +941,7 @@ class Backgammon:
                     "not all checkers are home" if any(n > 0 for n in board[7:26]) else "a checker stands farther back"
                 )
                 raise IllegalAction(
-                    BackgammonRule.DESTINATION_OUT_OF_BOARD, f"cannot bear off from point {source}: {why}"
+                    BackgammonRule.DESTINATION_OUT_OF_BOARD, f"cannot bear off from the {distance}-point: {why}"
                 )
         if not standard:
             return  # pygammon lets any single valid move through; the turn's count still holds
@@ -834,26 +957,38 @@ class Backgammon:
                 f"after this move fewer dice could be played than the roll allows ({state.max_moves})",
             )
 
-    def _turn_of(self, state: BackgammonState, seat: int) -> None:
-        # Disallow moves once the game is over.
-        if state.ended or state.winner >= 0:
+    def _turn_of(self, state: BackgammonState, seat: int) -> Turn:
+        turn = self.to_act(state)
+        # Disallow answers once the game is over.
+        if turn is None:
             raise IllegalAction(Rule.MATCH_OVER, "the match is over")
-        # Disallow moves out of turn, and before the dice are rolled.
-        if state.side != seat or not state.dice:
-            raise IllegalAction(Rule.NOT_YOUR_TURN, f"it is not seat {seat}'s turn to move")
+        # Disallow answers out of turn, and moves before the dice are rolled.
+        if turn.seat != seat:
+            raise IllegalAction(Rule.NOT_YOUR_TURN, f"it is not seat {seat}'s turn to act")
+        return turn
 
     def outcome(self, state: BackgammonState) -> Outcome | None:
+        """How the game ended, and its points: a single game 1, a gammon 2, a backgammon 3 (a
+        single while the cube is unturned under the Jacoby rule), what a resignation offered, 1
+        for a side removed or a double dropped; times the cube."""
         if not state.over or state.winner < 0:
             return None if not state.over else Outcome(places=(1, 1), winners=(), result="abandoned")
         winner, loser = state.winner, 1 - state.winner
         if state.removed:
             result, points = "forfeit", 1
+        elif state.dropped:
+            result, points = "dropped", 1
+        elif state.resigned:
+            result, points = "resigned", state.resigned
         elif state.off[loser] == 0 and (state.bar[loser] or _in_home_of(state, loser, winner)):
             result, points = "backgammon", 3
         elif state.off[loser] == 0:
             result, points = "gammon", 2
         else:
             result, points = "single", 1
+        if state.options.jacoby and state.owner < 0 and result in ("gammon", "backgammon"):
+            points = 1
+        points *= state.cube
         places = [2, 2]
         places[winner] = 1
         scores = [0.0, 0.0]
@@ -867,37 +1002,55 @@ class Backgammon:
     # -- showing a state ---------------------------------------------------------------------
 
     def render(self, state: BackgammonState) -> str:
+        """The board as text: X's home at the bottom right, the points numbered as the side to move
+        reads them (X's numbers before the opening roll), as GNU Backgammon draws its board."""
+
         def cell(point: int) -> str:
             value = state.points[point]
             return " . " if value == 0 else f"{_SYMBOL[0 if value > 0 else 1]}{abs(value):<2}"
 
-        top = " ".join(f"{p:>3}" for p in range(12, 18)) + "   |   " + " ".join(f"{p:>3}" for p in range(18, 24))
-        top_cells = " ".join(cell(p) for p in range(12, 18)) + "   |   " + " ".join(cell(p) for p in range(18, 24))
-        bottom_cells = (
-            " ".join(cell(p) for p in range(11, 5, -1)) + "   |   " + " ".join(cell(p) for p in range(5, -1, -1))
-        )
-        bottom = (
-            " ".join(f"{p:>3}" for p in range(11, 5, -1)) + "   |   " + " ".join(f"{p:>3}" for p in range(5, -1, -1))
-        )
+        def row(points: range, show: Callable[[int], str]) -> str:
+            cells = [show(p) for p in points]
+            return " ".join(cells[:6]) + "   |   " + " ".join(cells[6:])
+
+        numbered = labels(state.side if state.side >= 0 else FIRST)
+        top, bottom = range(12, 24), range(11, -1, -1)
         names = [f"{_SYMBOL[s]} {state.names[s]}" for s in (FIRST, SECOND)]
         lines = [
             f"Backgammon ({state.options.rules} rules) · " + (f"{names[0]} vs {names[1]}"),
-            "  " + top,
-            "  " + top_cells,
-            "  " + "-" * len(top),
-            "  " + bottom_cells,
-            "  " + bottom,
+            "  " + row(top, lambda p: f"{numbered[p]:>3}"),
+            "  " + row(top, cell),
+            "  " + "-" * len(row(top, cell)),
+            "  " + row(bottom, cell),
+            "  " + row(bottom, lambda p: f"{numbered[p]:>3}"),
             f"  bar: X {state.bar[0]}  O {state.bar[1]}    borne off: X {state.off[0]}  O {state.off[1]}"
             f"    pips: X {pips(state, FIRST)}  O {pips(state, SECOND)}",
         ]
+        if state.options.cube or state.cube > 1:
+            holder = "in the middle" if state.owner < 0 else f"{_SYMBOL[state.owner]}'s"
+            lines.append(f"  cube: {state.cube}, {holder}")
+        turn = self.to_act(state)
         if state.over:
             outcome = self.outcome(state)
             if outcome is not None and outcome.winners:
-                lines.append(f"  {state.names[state.winner]} ({_SYMBOL[state.winner]}) wins: {outcome.result}")
+                lines.append(f"  {state.names[state.winner]} ({_SYMBOL[state.winner]}) wins: {_won(outcome)}")
             else:
                 lines.append("  the game was abandoned")
+        elif state.resigning is not None:
+            seat, value = state.resigning
+            lines.append(
+                f"  {state.names[seat]} ({_SYMBOL[seat]}) offers to resign {_RESIGNED.get(value, value)}:"
+                f" {state.names[1 - seat]} to accept or decline"
+            )
         elif state.side < 0:
             lines.append("  waiting for the opening roll")
+        elif state.doubled:
+            lines.append(
+                f"  {state.names[state.side]} ({_SYMBOL[state.side]}) doubles to {state.cube * 2}:"
+                f" {state.names[1 - state.side]} to take or drop"
+            )
+        elif turn is not None and turn.decision == "roll":
+            lines.append(f"  {state.names[state.side]} ({_SYMBOL[state.side]}) to roll, double or resign")
         elif not state.dice:
             lines.append(f"  {state.names[state.side]} ({_SYMBOL[state.side]}) to roll")
         else:
@@ -908,6 +1061,11 @@ class Backgammon:
                 f" · {state.max_moves - len(state.played)} more move(s) this turn"
             )
         return "\n".join(lines)
+
+    def continues(self, before: BackgammonState, event: Event) -> bool:
+        """Whether `event` goes on the line before it: a checker moved after another of its turn
+        (readers show a turn's play as one line, `13/8 6/5`, the last move's words)."""
+        return isinstance(event, CheckerMoved) and bool(before.moved)
 
     def describe(self, before: BackgammonState, event: Event, after: BackgammonState) -> str:
         line = describe_lifecycle(before.names, event)
@@ -922,19 +1080,41 @@ class Backgammon:
                 line = f"{before.names[seat]} rolls {a}-{b}"
                 if not after.dice:
                     line += ": no move is possible"
-            case CheckerMoved(seat=seat, die_index=index, source=source):
-                value = before.dice[index]
-                start = "bar" if source is None else str(24 - source if seat == SECOND else source + 1)
-                distance = _BAR if source is None else (24 - source if seat == SECOND else source + 1)
-                target = distance - value
-                end = "off" if target <= 0 else str(target)
-                hit = "*" if after.bar[1 - seat] > before.bar[1 - seat] else ""
-                line = f"{before.names[seat]} plays {value}: {start}/{end}{hit}"
+            case CheckerMoved(seat=seat):
+                # The turn so far, one line: each checker's move adds to the play of the one before.
+                line = f"{before.names[seat]} plays {play_text((*before.moved, step_of(before, event, after)))}"
                 if after.over and after.winner == seat:
-                    line += f" and wins ({self.outcome(after).result})"  # type: ignore[union-attr]
+                    line += f" and wins ({_won(self.outcome(after))})"
+            case RollChosen(seat=seat):
+                # The decision before the roll: what it could have done instead.
+                line = f"{before.names[seat]} " + ("does not double" if _may_double(before) else "does not resign")
+            case DoubleOffered(seat=seat, cube=cube):
+                line = f"{before.names[seat]} doubles to {cube}"
+            case DoubleTaken(seat=seat):
+                line = f"{before.names[seat]} takes: the cube is at {after.cube}, {before.names[seat]}'s"
+            case DoubleDropped(seat=seat):
+                line = f"{before.names[seat]} drops: {after.names[after.winner]} wins ({_won(self.outcome(after))})"
+            case ResignationOffered(seat=seat, value=value):
+                points = _points(value * before.cube)
+                line = f"{before.names[seat]} offers to resign {_RESIGNED.get(value, value)} ({points})"
+            case ResignationAccepted(seat=seat):
+                line = f"{before.names[seat]} accepts the resignation and wins ({_won(self.outcome(after))})"
+            case ResignationDeclined(seat=seat):
+                line = f"{before.names[seat]} declines the resignation"
             case _:
                 line = event.tag
         return line
+
+
+def _points(count: int) -> str:
+    return f"{count} point{'s' if count != 1 else ''}"
+
+
+def _won(outcome: Outcome | None) -> str:
+    """How a game was won, in words: its result and points ("gammon, 4 points")."""
+    if outcome is None or not outcome.winners or not outcome.scores:
+        return "?"
+    return f"{outcome.result}, {_points(int(outcome.scores[outcome.winners[0]]))}"
 
 
 def _begin_turn(state: BackgammonState, side: int, dice: tuple[int, ...]) -> BackgammonState:
@@ -942,13 +1122,85 @@ def _begin_turn(state: BackgammonState, side: int, dice: tuple[int, ...]) -> Bac
         total = _pygammon_count(state.points, state.bar, state.off, side, dice)  # its count, bug for bug
     else:
         total, _, _ = _analysis(state.points, state.bar, state.off, side, dice, state.options.rules)
-    started = msgspec.structs.replace(state, side=side, dice=dice, played=(), max_moves=total, turns=state.turns + 1)
+    started = msgspec.structs.replace(
+        state, side=side, dice=dice, played=(), max_moves=total, turns=state.turns + 1, moved=()
+    )
     # No move at all: the turn passes at once.
     return _pass_turn(started) if total == 0 else started
 
 
 def _pass_turn(state: BackgammonState) -> BackgammonState:
-    return msgspec.structs.replace(state, side=1 - state.side, dice=(), played=(), max_moves=0)
+    return msgspec.structs.replace(state, side=1 - state.side, dice=(), played=(), max_moves=0, moved=(), chosen=False)
+
+
+# -- match play: the cube and resignations ------------------------------------------------------
+
+
+def _may_double(state: BackgammonState) -> bool:
+    """Whether the side to roll may offer the cube: it is in play, in the middle or its own."""
+    return state.options.cube and state.owner in (-1, state.side) and state.cube < MAX_CUBE
+
+
+def _decides(state: BackgammonState) -> bool:
+    """Whether the side to roll decides first (to roll, double or resign), and has not yet."""
+    return not state.chosen and (state.options.resignations or _may_double(state))
+
+
+def _check_resignation(state: BackgammonState, offer: ResignationOffered) -> None:
+    if not state.options.resignations:
+        raise IllegalAction(BackgammonRule.CANNOT_RESIGN, "resignations are not part of this match")
+    if offer.value not in _RESIGNED:
+        raise IllegalAction(
+            BackgammonRule.CANNOT_RESIGN,
+            f"a resignation offers 1, 2 or 3 (single, gammon, backgammon), not {offer.value}",
+        )
+
+
+def _check_decision(state: BackgammonState, seat: int, decision: str, action: Event) -> None:
+    """Judge an answer to match play's decisions: to roll or double, to a double, to a resignation."""
+    match decision, action:
+        case "roll", RollChosen():
+            return
+        case "roll", DoubleOffered(cube=cube):
+            if not state.options.cube:
+                raise IllegalAction(BackgammonRule.CANNOT_DOUBLE, "the cube is not part of this match")
+            if not _may_double(state):
+                raise IllegalAction(BackgammonRule.CANNOT_DOUBLE, f"the cube at {state.cube} is the other side's")
+            if cube != state.cube * 2:
+                raise IllegalAction(
+                    BackgammonRule.CANNOT_DOUBLE,
+                    f"the cube is at {state.cube}: a double offers {state.cube * 2}, not {cube}",
+                )
+            return
+        case "take", DoubleTaken() | DoubleDropped():
+            return
+        case "resignation", ResignationAccepted() | ResignationDeclined():
+            return
+    wanted = {
+        "roll": "roll, double or resign",
+        "take": "take or drop the double",
+        "resignation": "accept or decline the resignation",
+    }[decision]
+    raise IllegalAction(Rule.WRONG_DECISION, f"seat {seat} is to {wanted}, not {action.tag}")
+
+
+#: The words a player answers match play's decisions with (`Backgammon.parse`).
+_WORDS = {"roll": RollChosen, "take": DoubleTaken, "drop": DoubleDropped, "accept": ResignationAccepted,
+          "decline": ResignationDeclined}  # fmt: skip
+
+
+def _decision(state: BackgammonState, seat: int, answer: object) -> Event:
+    """The event a word proposes at a decision of match play (judged afterwards by `check`)."""
+    if isinstance(answer, str) and answer in _WORDS:
+        return _WORDS[answer](seat=seat)
+    if answer == "double":
+        return DoubleOffered(seat=seat, cube=state.cube * 2)
+    if isinstance(answer, tuple | list) and len(answer) == 2 and answer[0] == "resign" and _is_int(answer[1]):
+        return ResignationOffered(seat=seat, value=answer[1])
+    raise IllegalAction(
+        BackgammonRule.INVALID_MOVE_TYPE,
+        f"an answer here is roll, double, take, drop, accept, decline or (resign, 1..3), not {_short(answer)}",
+    )
 
 
 def _after_move(state: BackgammonState, seat: int, index: int, source: int | None) -> BackgammonState:
@@ -961,6 +1213,7 @@ def _after_move(state: BackgammonState, seat: int, index: int, source: int | Non
         points[source] -= sign
         distance = 24 - source if seat == SECOND else source + 1
     target = distance - state.dice[index]
+    hit = False
     if target <= 0:
         off[seat] += 1
     else:
@@ -968,9 +1221,15 @@ def _after_move(state: BackgammonState, seat: int, index: int, source: int | Non
         if points[landing] == -sign:  # a blot: hit it
             points[landing] = 0
             bar[1 - seat] += 1
+            hit = True
         points[landing] += sign
     moved = msgspec.structs.replace(
-        state, points=tuple(points), bar=(bar[0], bar[1]), off=(off[0], off[1]), played=(*state.played, index)
+        state,
+        points=tuple(points),
+        bar=(bar[0], bar[1]),
+        off=(off[0], off[1]),
+        played=(*state.played, index),
+        moved=(*state.moved, Step(distance, max(target, 0), hit)),
     )
     if off[seat] == CHECKERS:
         return msgspec.structs.replace(moved, winner=seat, dice=(), played=())

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from . import backgammon, davinci, fish, knockout, porrinha
+from . import backgammon, backgammon_notation, davinci, fish, knockout, porrinha
 
 __all__ = [
     "BackgammonBoard",
@@ -33,11 +33,15 @@ __all__ = [
 
 
 class BackgammonBoard(msgspec.Struct, frozen=True, kw_only=True, tag_field="game", tag="backgammon"):
-    """Points in pygammon's indexing (+n: n of seat 0's checkers, -n: seat 1's), the bar, the
-    borne-off checkers and pip counts by seat, and the dice of the turn with those played."""
+    """Points in pygammon's indexing (+n: n of seat 0's checkers, -n: seat 1's), the number each
+    seat reads on each of them (`labels[seat][index]`, 1..24 from its home, the words `replay` uses),
+    the bar, the borne-off checkers and pip counts by seat, the dice of the turn with those played,
+    and match play: the cube (its value and holder, -1 the middle; `cube_in_play` when the match
+    has one), a double offered and not yet answered, a resignation offered (seat, value)."""
 
     names: tuple[str, ...]
     points: tuple[int, ...]
+    labels: tuple[tuple[int, ...], tuple[int, ...]]
     bar: tuple[int, int]
     off: tuple[int, int]
     pips: tuple[int, int]
@@ -48,6 +52,11 @@ class BackgammonBoard(msgspec.Struct, frozen=True, kw_only=True, tag_field="game
     turns: int
     winner: int
     removed: tuple[int, ...]
+    cube: int = 1
+    cube_owner: int = -1
+    cube_in_play: bool = False
+    doubled: bool = False
+    resigning: tuple[int, int] | None = None
 
 
 class FishBoard(msgspec.Struct, frozen=True, kw_only=True, tag_field="game", tag="fish"):
@@ -178,6 +187,7 @@ def _backgammon(state: backgammon.BackgammonState) -> BackgammonBoard:
     return BackgammonBoard(
         names=state.names,
         points=state.points,
+        labels=(backgammon_notation.labels(backgammon.FIRST), backgammon_notation.labels(backgammon.SECOND)),
         bar=state.bar,
         off=state.off,
         pips=(backgammon.pips(state, backgammon.FIRST), backgammon.pips(state, backgammon.SECOND)),
@@ -188,6 +198,11 @@ def _backgammon(state: backgammon.BackgammonState) -> BackgammonBoard:
         turns=state.turns,
         winner=state.winner,
         removed=state.removed,
+        cube=state.cube,
+        cube_owner=state.owner,
+        cube_in_play=state.options.cube or state.cube > 1,
+        doubled=state.doubled,
+        resigning=state.resigning,
     )
 
 

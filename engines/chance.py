@@ -49,6 +49,12 @@ class ChanceSource(random.Random):
     def seed(self, a: Any = None, version: int = 2) -> None:  # the stream is fixed by the secret
         pass
 
+    def copy(self) -> ChanceSource:
+        """A source at the same point of the same stream: drawing from it leaves this one where it is."""
+        copy = ChanceSource(self.secret)
+        copy._counter, copy._pool, copy._pool_bits = self._counter, self._pool, self._pool_bits
+        return copy
+
     def getstate(self) -> Any:
         raise TypeError("a ChanceSource cannot be saved and restored; rebuild it from its seed")
 

@@ -37,10 +37,11 @@ from matchlog.events import (
     Withheld,
 )
 
-from .views import Reveal
+from .views import Derived, Reveal
 
 __all__ = [
     "CHANCE",
+    "MAX_SEATS",
     "Engine",
     "GameSpec",
     "Rule",
@@ -54,6 +55,11 @@ __all__ = [
 
 #: The seat of chance: `to_act` returns it when the referee must roll, shuffle or deal.
 CHANCE = -1
+
+#: The most seats any table may have, a game "without an upper limit" too: the log numbers seats as
+#: SMALLINT (32,767 at most), and every output of a match grows with its seats. Every start goes
+#: through `GameSpec.check_players`, so this is the one place a table is bounded.
+MAX_SEATS = 4_096
 
 State = TypeVar("State")
 
@@ -95,14 +101,16 @@ class GameSpec(msgspec.Struct, frozen=True, kw_only=True):
     tournament: bool = False
 
     def check_players(self, count: int, *, code: str = "usage.players") -> None:
-        """Refuse a table of `count` players this game is not played by.
+        """Refuse a table of `count` players this game is not played by (never more than `MAX_SEATS`).
 
         Raises:
             UsageError: with `code`, saying how many players the game takes.
         """
-        if count >= self.min_players and (self.max_players is None or count <= self.max_players):
+        if count >= self.min_players and count <= (self.max_players or MAX_SEATS):
             return
-        if self.max_players is None:
+        if count > MAX_SEATS:
+            takes = f"at most {MAX_SEATS:,}" if self.max_players is None else f"at most {self.max_players}"
+        elif self.max_players is None:
             takes = f"at least {self.min_players}"
         elif self.max_players == self.min_players:
             takes = f"exactly {self.min_players}"
@@ -126,6 +134,14 @@ class Engine(Protocol[State]):
     #: What each seat sees of every event type the game's log may hold (`engines.views`): a type
     #: not declared here shows as nothing, and the log refuses it.
     views: Mapping[type[Event], Reveal]
+    #: What each figure `tally` counts (and the answers and rejections every game counts) is derived
+    #: from (`engines.views.Derived`): a figure not declared here is withheld from every reader but
+    #: the whole record's.
+    figures: Mapping[str, Derived]
+    #: Optionally, the events the referee records as its ruling on a rejected answer (Porrinha's
+    #: voided guess), each with the decision it rules on: the judge takes one only right after that
+    #: seat's rejection of that decision. Any other event no seat answers is chance's.
+    #: rulings: Mapping[type[Event], str]
 
     def start(self, started: MatchStarted) -> State:
         """The state at seq 0: the game's start, or the position `started.position` describes.

@@ -49,7 +49,19 @@ from matchlog.events import (
 )
 
 from .contract import CHANCE, GameSpec, Rule, Turn, among_outcomes, describe_lifecycle, ordinal, parse_options, shown
-from .views import by_decision, declare, everyone, lifecycle, private, public_start, secret, withheld_answer
+from .views import (
+    Derived,
+    by_decision,
+    declare,
+    declare_figures,
+    everyone,
+    lifecycle,
+    private,
+    public_start,
+    secret,
+    shared_figures,
+    withheld_answer,
+)
 
 __all__ = [
     "BLACK",
@@ -214,6 +226,13 @@ class DaVinci:
             TileRevealed: everyone,
             MatchStarted: _started_as_seen,
         },
+    )
+
+    #: Guesses, their results and turns are public; answers are counted as each reader sees them: a
+    #: joker placed is its owner's answer, a numbered tile sorted the referee's step.
+    figures = declare_figures(
+        shared_figures(hidden=True),
+        {"guesses": Derived.PUBLIC, "correct_guesses": Derived.PUBLIC, "turns": Derived.PUBLIC},
     )
 
     # -- building and folding ----------------------------------------------------------------

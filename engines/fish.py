@@ -40,7 +40,7 @@ from matchlog.events import (
 )
 
 from .contract import CHANCE, GameSpec, Rule, Turn, describe_lifecycle, parse_options, shown
-from .views import declare, everyone, lifecycle
+from .views import Derived, declare, declare_figures, everyone, lifecycle, shared_figures
 
 __all__ = [
     "COLORS",
@@ -240,6 +240,12 @@ class Fish:
             PenguinPlaced: everyone,
             PenguinMoved: everyone,
         },
+    )
+
+    #: Nothing is hidden: every figure is everyone's.
+    figures = declare_figures(
+        shared_figures(hidden=False),
+        {"turns": Derived.PUBLIC, "moves": Derived.PUBLIC, "fish": Derived.PUBLIC, "penguins": Derived.PUBLIC},
     )
 
     # -- building and folding ----------------------------------------------------------------

@@ -36,7 +36,7 @@ from matchlog.events import (
 )
 
 from .contract import CHANCE, GameSpec, Rule, Turn, describe_lifecycle, parse_options
-from .views import declare, everyone, lifecycle
+from .views import Derived, declare, declare_figures, everyone, lifecycle, shared_figures
 
 __all__ = ["ENGINE", "Knockout", "KnockoutOptions", "KnockoutState", "tables"]
 
@@ -103,6 +103,9 @@ class Knockout:
         lifecycle(hidden=False),
         {KnockoutGamePlayed: everyone},
     )
+
+    #: Nothing is hidden: every figure is everyone's.
+    figures = declare_figures(shared_figures(hidden=False), {"games": Derived.PUBLIC})
 
     def start(self, started: MatchStarted) -> KnockoutState:
         options: KnockoutOptions = parse_options(self.spec, started.options)

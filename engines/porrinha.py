@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+from types import MappingProxyType
 from typing import Literal
 
 import msgspec
@@ -36,7 +37,17 @@ from matchlog.events import (
 )
 
 from .contract import GameSpec, Rule, Turn, describe_lifecycle, ordinal, parse_options, shown
-from .views import by_decision, declare, everyone, lifecycle, private, withheld_answer
+from .views import (
+    Derived,
+    by_decision,
+    declare,
+    declare_figures,
+    everyone,
+    lifecycle,
+    private,
+    shared_figures,
+    withheld_answer,
+)
 
 __all__ = [
     "CLOSED_HAND",
@@ -158,6 +169,16 @@ class Porrinha:
             GuessMade: everyone,
             GuessVoided: everyone,
         },
+    )
+    #: The referee's rulings on a rejected answer, each with the decision it rules on: a lenient
+    #: voided guess (and, in logs before 0.2, a reset hand) follows that seat's rejection.
+    rulings = MappingProxyType({HandReset: "hand", GuessVoided: "guess"})
+
+    #: Guesses and rounds are public (a round's total is told when it settles); answers and rejections
+    #: are counted as each reader sees them: a rejected hand counts as 0 and looks like any hand.
+    figures = declare_figures(
+        shared_figures(hidden=True),
+        {"guesses": Derived.PUBLIC, "correct_guesses": Derived.PUBLIC, "turns": Derived.PUBLIC},
     )
 
     # -- building and folding ----------------------------------------------------------------

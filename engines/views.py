@@ -15,11 +15,26 @@ everything; seats see only through these functions:
 The actor a seat sees of an event is the shown event's `actor`, so a stand-in decides it too.
 `matchlog.replay.views` builds every read-back output (timelines, exports, states, audit and
 dispute reports) on these; the referee tells live players through them.
+
+Aggregates are views too: a count, a rate or a hash derived from a value a reader may not know is
+itself hidden from that reader. So every figure a game counts (`engines.figures`) and every column
+of a match's catalogue row says what it is `Derived` from, and a reader gets it accordingly:
+
+    PUBLIC   derived only from what every reader sees whole: every reader gets it as it is
+    SEEN     derived from events some reader may not see whole: a reader gets it counted over its
+             own view of the match (the figures keep a spectator's count beside the whole one)
+    WHOLE    derived from the whole record (a hash): only a reader who sees every event whole
+
+A figure or a column without a declaration is withheld from every reader but the whole record's,
+and fails `test_every_figure_and_column_a_reader_gets_is_declared`. `matchlog.replay.aggregates`
+reads the figures and the catalogue through these declarations for statistics, frames and the
+service.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -39,25 +54,41 @@ from matchlog.events import (
 )
 
 __all__ = [
+    "CATALOGUE",
+    "Derived",
     "Reveal",
     "by_decision",
     "declare",
+    "declare_figures",
     "everyone",
+    "figure_derived",
     "keeping",
     "lifecycle",
     "private",
     "public_start",
     "secret",
+    "shared_figures",
+    "shown_column",
     "shown_event",
     "shown_outcome",
     "shown_state",
     "shown_turn",
+    "whole_to_everyone",
     "withheld_answer",
 ]
 
 #: What a seat sees of one event: (state before it, the event, the viewer or None) -> the event shown.
 Reveal = Callable[[Any, Event, "int | None"], Event]
 StandIn = Callable[[Event], Event]
+
+
+class Derived(StrEnum):
+    """What a figure or a catalogue column is derived from, which decides what each reader gets of
+    it (see the module docstring)."""
+
+    PUBLIC = "public"
+    SEEN = "seen"
+    WHOLE = "whole"
 
 
 class _Viewed(Protocol):
@@ -182,3 +213,71 @@ def shown_turn(engine: _Viewed, state: Any, seat: int | None) -> Any:
 def shown_outcome(engine: _Viewed, state: Any, seat: int | None) -> Outcome | None:
     """How the match ended, as `seat` sees it (read from what it sees)."""
     return engine.outcome(engine.view(state, seat))
+
+
+# -- aggregates: figures and catalogue columns -------------------------------------------------
+
+
+def shared_figures(*, hidden: bool) -> dict[str, Derived]:
+    """The declarations of the figures every game counts (`engines.figures.Tally`): each seat's
+    answers and rejected answers. In a game with `hidden` information a reader may not see an
+    answer whole (a Porrinha hand rejected and counted as 0, a Da Vinci Code joker placed), so each
+    is counted over what the reader sees."""
+    counted = Derived.SEEN if hidden else Derived.PUBLIC
+    return {"answers": counted, "rejected": counted}
+
+
+def declare_figures(*parts: Mapping[str, Derived]) -> Mapping[str, Derived]:
+    """A game's figure declarations, the parts merged (a later part overrides), read-only."""
+    merged: dict[str, Derived] = {}
+    for part in parts:
+        merged.update(part)
+    return MappingProxyType(merged)
+
+
+def figure_derived(engine: Any, figure: str) -> Derived | None:
+    """What `figure` of `engine`'s game is derived from; None: undeclared, withheld."""
+    return getattr(engine, "figures", {}).get(figure)
+
+
+def whole_to_everyone(engine: Any) -> bool:
+    """Whether every reader sees every event of the game whole: every type it declares is shown to
+    everyone as it is (Fish, backgammon), so nothing derived from its events is hidden."""
+    return all(reveal is everyone for reveal in engine.views.values())
+
+
+#: What each column of a match's catalogue row (`store.MatchInfo`) is derived from: the start as
+#: every seat sees it (game, options, seats, origin, series), the seq and the time of each event
+#: (public in every view), how it ended as every seat sees it, and the chain's head: a hash over
+#: every event, whole.
+CATALOGUE: Mapping[str, Derived] = MappingProxyType(
+    {
+        "match_id": Derived.PUBLIC,
+        "game": Derived.PUBLIC,
+        "status": Derived.PUBLIC,
+        "created_us": Derived.PUBLIC,
+        "ended_us": Derived.PUBLIC,
+        "players": Derived.PUBLIC,
+        "strategies": Derived.PUBLIC,
+        "options": Derived.PUBLIC,
+        "last_seq": Derived.PUBLIC,
+        "head_hash": Derived.WHOLE,
+        "ended_seq": Derived.PUBLIC,
+        "outcome": Derived.PUBLIC,
+        "origin_match": Derived.PUBLIC,
+        "origin_seq": Derived.PUBLIC,
+        "series_id": Derived.PUBLIC,
+        "series_game": Derived.PUBLIC,
+    }
+)
+
+
+def shown_column(engine: Any | None, derived: Derived | None, seat: int | None) -> bool:
+    """Whether a reader that is `seat` (None: a spectator) gets a column or figure `derived` so of
+    a match of `engine`'s game (None: a game this matchlog does not know, whose views it cannot
+    tell). A SEEN figure is given as the reader's own count, not by this."""
+    if derived is Derived.PUBLIC:
+        return True
+    if derived is Derived.WHOLE:
+        return engine is not None and whole_to_everyone(engine)
+    return False

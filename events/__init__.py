@@ -17,7 +17,18 @@ Schema evolution, the rules every change to an event follows:
 """
 
 from .annotations import COMMENT_MARKS, AnyNote, Choice, Comment, Decision, Luck, Note, decode_note, encode_note
-from .backgammon import CheckerMoved, DiceRolled, OpeningRolled
+from .backgammon import (
+    CheckerMoved,
+    DiceRolled,
+    DoubleDropped,
+    DoubleOffered,
+    DoubleTaken,
+    OpeningRolled,
+    ResignationAccepted,
+    ResignationDeclined,
+    ResignationOffered,
+    RollChosen,
+)
 from .base import Event, Outcome, Seat, control_character
 from .codec import EVENT_TYPES, AnyEvent, canonical, current_version, decode, encode, event_type, json_schema, upcaster
 from .davinci import (
@@ -48,6 +59,7 @@ from .envelope import (
 from .errors import (
     ConcurrencyError,
     DecodeError,
+    EventConflict,
     Forbidden,
     IllegalAction,
     ImportRejected,
@@ -97,9 +109,13 @@ __all__ = [
     "Decision",
     "DecodeError",
     "DiceRolled",
+    "DoubleDropped",
+    "DoubleOffered",
+    "DoubleTaken",
     "Draft",
     "Duel",
     "Event",
+    "EventConflict",
     "Forbidden",
     "GuessMade",
     "GuessStopped",
@@ -126,6 +142,10 @@ __all__ = [
     "ProofError",
     "Record",
     "RemoteError",
+    "ResignationAccepted",
+    "ResignationDeclined",
+    "ResignationOffered",
+    "RollChosen",
     "Seat",
     "Series",
     "Sprt",

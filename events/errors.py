@@ -5,6 +5,7 @@
     ├── IllegalAction             an answer the rules forbid (ValueError)
     ├── StoreError                the log could not do what was asked
     │   ├── ConcurrencyError      expected_seq was stale; nothing was written
+    │   ├── EventConflict         an event id already names another event of the match
     │   ├── StoreBusy             another process holds the log file
     │   ├── UnknownMatch          no match with that id (KeyError)
     │   └── ImportRejected        an import file failed its checks; nothing was written
@@ -22,6 +23,7 @@ from __future__ import annotations
 __all__ = [
     "ConcurrencyError",
     "DecodeError",
+    "EventConflict",
     "Forbidden",
     "IllegalAction",
     "ImportRejected",
@@ -82,6 +84,13 @@ class ConcurrencyError(StoreError):
         self.match_id = match_id
         self.expected_seq = expected_seq
         self.actual_seq = actual_seq
+
+
+class EventConflict(StoreError):
+    """An event id sent again with another event, or at another seq: an id names one event of its
+    match, so a re-send must be the event already stored there; nothing was written."""
+
+    code = "store.event_conflict"
 
 
 class StoreBusy(StoreError):

@@ -22,6 +22,7 @@ from uuid import UUID
 
 from matchlog.events import Draft, MatchStarted, Record, UsageError
 
+from .bounds import MAX_RECORD_BYTES, bounded_lines
 from .fish_state import export_fish_state, read_fish_state
 from .imported import FormatError, ImportedMatch
 from .mat import export_mat, read_mat
@@ -31,9 +32,11 @@ from .text import export_text, read_text
 __all__ = [
     "EXTENSIONS",
     "FORMATS",
+    "MAX_RECORD_BYTES",
     "FormatError",
     "ImportedMatch",
     "batches",
+    "bounded_lines",
     "export",
     "export_fish_state",
     "export_mat",
@@ -92,7 +95,8 @@ def export(records: Sequence[Record], format: str, *, at: int | None = None) -> 
 
 
 def read(data: bytes, format: str) -> list[ImportedMatch]:
-    """The matches a file in `format` holds (UTF-8 text), judged and ready to append.
+    """The matches a file in `format` holds (UTF-8 text), judged and ready to append; every reader is
+    linear in the file and bounded (`formats.bounds`).
 
     Raises:
         UsageError: an unknown format.
@@ -101,6 +105,8 @@ def read(data: bytes, format: str) -> list[ImportedMatch]:
     reader = _READ.get(format)
     if reader is None:
         raise UsageError(f"no format {format!r} to import (one of {', '.join(_READ)})", code="usage.format")
+    if len(data) > MAX_RECORD_BYTES:
+        raise FormatError(format, f"the file: {len(data):,} bytes, more than a record is ({MAX_RECORD_BYTES:,})")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -20,11 +20,9 @@ in the course's States: each seat is given its place in the play order as its ag
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
-from matchlog.engines.fish import COLORS, ENGINE, FishOptions, FishState, state_from_json, state_to_json
+from matchlog.engines.fish import COLORS, ENGINE, FishOptions, FishState, StateJSON, state_from_json, state_to_json
 from matchlog.events import (
     AgeGiven,
     BoardGenerated,
@@ -40,6 +38,7 @@ from matchlog.events import (
 )
 from matchlog.replay import effective, fold
 
+from .bounds import MAX_TURNS, at_most
 from .imported import FormatError, ImportedMatch, Recording, match_key
 
 __all__ = ["FORMAT", "export_fish_state", "read_fish_state"]
@@ -86,13 +85,13 @@ def export_fish_state(records: list[Record], at: int | None = None) -> str:
 # -- import ----------------------------------------------------------------------------------
 
 
-def _parsed(item: Any, where: str) -> tuple[FishState, list[int]]:
+def _parsed(item: StateJSON, where: str) -> tuple[FishState, list[int]]:
     """The state a State describes, and its seats in list order."""
     try:
-        state = state_from_json(item)
+        state = state_from_json(msgspec.to_builtins(item))
     except IllegalAction as error:
         raise FormatError(FORMAT, f"{where}: {error.message}") from None
-    return state, [COLORS.index(player["color"]) for player in item["players"]]
+    return state, [COLORS.index(player.color) for player in item.players]
 
 
 def _penguins(state: FishState, seat: int) -> frozenset[tuple[int, int]]:
@@ -147,12 +146,17 @@ def read_fish_state(text: str) -> list[ImportedMatch]:
         FormatError: the text is not such an array, or no legal action explains a change (the
             message names the State, counted from 1).
     """
+    # Decoded as the States it must be: msgspec refuses the first value of another shape where it
+    # stands, so JSON nested deeper than a State is refused there, never read to its depth.
     try:
-        items = msgspec.json.decode(text)
+        items = msgspec.json.decode(text, type=list[StateJSON])
+    except msgspec.ValidationError as error:
+        raise FormatError(FORMAT, f"state file: a Fish game is a JSON array of successive States ({error})") from None
     except msgspec.DecodeError as error:
         raise FormatError(FORMAT, f"state file: not JSON ({error})") from None
-    if not isinstance(items, list) or not items:
+    if not items:
         raise FormatError(FORMAT, "state file: a Fish game is a JSON array of successive States")
+    at_most(len(items), MAX_TURNS, FORMAT, "state file", "States")
     first, order = _parsed(items[0], "state 1")
     if any(first.scores):
         raise FormatError(FORMAT, "state 1: fish are already scored; the first State must be from before any move")

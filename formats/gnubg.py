@@ -1,23 +1,34 @@
 """A backgammon game as GNU Backgammon's records hold it, between matchlog's events and the two
 file formats (`formats.mat`, `formats.sgf`).
 
-Both formats write a game as turns: a roll of two dice and the checkers it moved, one die a step
-("13/8 13/11"), each step from the mover's own point numbers (1 to 24, 25 the bar, 0 off); cube
-actions; and the result ("Wins 2 points"). `game_of` reads that from a match's records;
-`read_game` turns it back into events, each judged by the engine as the referee judges answers:
+Both formats write a game as turns: a roll of two dice and the checkers it moved, in the mover's
+own point numbers (1 to 24, 25 or "bar" the bar, 0 or "off"); cube actions (double, take, drop);
+and the result ("Wins 2 points", which a game not yet over by the rules reads as a resignation).
+`game_of` reads that from a match's records; `read_game` turns it back into events, each judged by
+the engine as the referee judges answers:
 
 - the dice of each roll are recorded chance (`DiceRolled`), checked for possibility; the first
   roll is the opening roll (GNU Backgammon's rule: one die each, the higher plays both; written
-  the starter's die first), unless the record names an opening roll that was not played
-  (matchlog's own default, where the starter rolls again);
-- the steps of a roll become `CheckerMoved` events, each checked by `engine.check` in the order
-  written (the die of a step is the one its distance needs; bearing off with a higher die, or a
-  step written as one move over two dice, is searched for); a play that is not legal is refused
-  with the engine's rule;
-- "Wins N points" where the rules have ended the game must name the winner and the points the
-  rules give; before that it is the loser's resignation (`PlayerRemoved`, code
-  `player.resigned`), as is dropping a double. Doubles and takes are not part of matchlog's
-  backgammon and are skipped; the cube's value only scales the points checked.
+  the starter's die first), unless the record names an opening roll that was not played (the
+  starter rolled again);
+- the steps of a roll become `CheckerMoved` events, each checked by `engine.check` (the die of a
+  step is the one its distance needs; bearing off with a higher die, or a step written over two
+  dice, `24/13`, is searched for); a play that is not legal is refused with the engine's rule;
+- match play (the cube and resignations) is the engine's own: a double, a take and a drop are
+  `DoubleOffered`, `DoubleTaken` and `DoubleDropped`, each turn of a match with the cube or
+  resignations opens with the roller's `RollChosen`, and "Wins N points" before the rules end the
+  game is the loser's `ResignationOffered` (N over the cube: a single, gammon or backgammon) and
+  the winner's `ResignationAccepted`; so the points are what the record scored, and checked;
+- "Wins N points" where the rules have ended the game must name the winner and those points.
+
+What matchlog adds travels as tags, `[Name "value"]`: a `.mat`'s header comments, and in SGF the
+game comment (`GC`), which GNU Backgammon keeps when it loads a game and writes back when it saves
+or exports one (it drops properties it does not know): each seat's player (`Strategy 1`), the rules
+(`Rules`), an opening roll that was rolled again (`Opening roll`), the chance commitment and its
+seed (`Chance commitment`, `Chance seed`), match play (`Cube`, `Resignations`, and `Gammons` for
+the Jacoby rule: GNU Backgammon swallows any tag named after Jacoby), and a
+side's removal (`Forfeit "SEAT CODE: REASON"`). A record without them (another tool's) is read for
+what it shows: the cube is in play when it has a double, resignations when it ends with one.
 
 Seats: GNU Backgammon's player 0 (White, the left column of a .mat) is matchlog's seat 0 (X,
 moving from point 23 to 0), player 1 (Black) is seat 1.
@@ -25,47 +36,60 @@ moving from point 23 to 0), player 1 (Black) is seat 1.
 
 from __future__ import annotations
 
-import itertools
+import re
 from typing import Literal
 
 import msgspec
 
-from matchlog.engines.backgammon import ENGINE, BackgammonState
+from matchlog.engines import parse_options
+from matchlog.engines.backgammon import ENGINE, BackgammonState, plays
+from matchlog.engines.backgammon_notation import BAR, OFF, Step, index_of, play_text, point_name, step_of
 from matchlog.events import (
     ChanceCommitted,
     ChanceRevealed,
     CheckerMoved,
     DiceRolled,
+    DoubleDropped,
+    DoubleOffered,
+    DoubleTaken,
     IllegalAction,
     MatchEnded,
     MatchStarted,
     OpeningRolled,
     PlayerRemoved,
     Record,
+    ResignationAccepted,
+    ResignationOffered,
+    RollChosen,
     Seat,
     Series,
     UsageError,
 )
 from matchlog.replay import effective
 
-from .imported import ImportedMatch, Recording
+from .bounds import MAX_STEPS, at_most
+from .imported import FormatError, ImportedMatch, Recording
 
-__all__ = ["BAR", "IMPORTED", "OFF", "Action", "Cube", "GameRecord", "Roll", "Step", "Win", "game_of", "read_game"]
+__all__ = [
+    "BAR",
+    "IMPORTED",
+    "OFF",
+    "Action",
+    "Cube",
+    "GameRecord",
+    "Roll",
+    "Step",
+    "Win",
+    "apply_tags",
+    "game_of",
+    "read_game",
+    "read_tags",
+    "tags_of",
+    "write_tag",
+]
 
-#: The bar and borne off, in the mover's point numbers.
-BAR, OFF = 25, 0
 #: The strategy recorded for a seat whose record does not name one.
 IMPORTED = "imported"
-
-
-class Step(msgspec.Struct, frozen=True):
-    """A checker moved from point `start` to point `end` (mover's numbers); `hit` a blot on `end`;
-    `seq` the event that moved it, when read from a match's records."""
-
-    start: int
-    end: int
-    hit: bool = False
-    seq: int | None = None
 
 
 class Roll(msgspec.Struct, kw_only=True):
@@ -75,7 +99,9 @@ class Roll(msgspec.Struct, kw_only=True):
     dice: tuple[int, int]
     steps: list[Step] = msgspec.field(default_factory=list)
     where: str = ""
-    seq: int | None = None  # the roll's event, when read from a match's records
+    #: Read from a match's records: the roll's event and each step's (what an analysis names).
+    seq: int | None = None
+    step_seqs: list[int] = msgspec.field(default_factory=list)
 
 
 class Cube(msgspec.Struct, kw_only=True):
@@ -111,9 +137,105 @@ class GameRecord(msgspec.Struct, kw_only=True):
     seed: str | None = None
     at_us: int | None = None
     series: Series | None = None
-    jacoby: bool = False  # points under the Jacoby rule: a gammon with the cube at 1 counts 1
+    jacoby: bool = False  # points under the Jacoby rule: a gammon with the cube unturned counts 1
+    #: Match play: the cube, resignations (None: as the record shows them).
+    cube: bool | None = None
+    resignations: bool | None = None
+    #: A side removed from the game (seat, code, reason), which the formats write as a resignation.
+    forfeit: tuple[int, str, str] | None = None
     actions: list[Action] = msgspec.field(default_factory=list)
     where: str = ""
+
+
+# -- matchlog's tags -------------------------------------------------------------------------
+
+#: One tag, `[Name "value"]` (a value escapes `"` and `\\`); linear: no two parts take the same characters.
+_TAG = re.compile(r'\[([A-Za-z][A-Za-z0-9]*(?: +[A-Za-z0-9]+)*)\s+"([^"\\]*(?:\\.[^"\\]*)*)"\]')
+_ON = {"on": True, "off": False}
+#: The Gammons tag under the Jacoby rule: a gammon or backgammon counts single while the cube is unturned.
+_UNDOUBLED = "single while undoubled"
+
+
+def write_tag(name: str, value: str) -> str:
+    """One tag as the records write it: `[Name "value"]`."""
+    return f'[{name} "{_quoted(value)}"]'
+
+
+def _quoted(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def read_tags(text: str) -> dict[str, str]:
+    """The tags in a text (a `.mat` header line, an SGF game comment), by name."""
+    return {found.group(1): re.sub(r"\\(.)", r"\1", found.group(2)) for found in _TAG.finditer(text)}
+
+
+def tags_of(game: GameRecord) -> list[tuple[str, str]]:
+    """What matchlog adds to a game's record, as (name, value) tags."""
+    tags = [(f"Strategy {number}", strategy) for number, strategy in enumerate(game.strategies, start=1)]
+    if game.rules != "standard":
+        tags.append(("Rules", game.rules))
+    if game.opening is not None:
+        tags.append(("Opening roll", f"{game.opening[0]} {game.opening[1]}"))
+    if game.cube or game.resignations:
+        # Each of them, off too: GNU Backgammon writes RU[Jacoby] for a money game it imports (and
+        # keeps no tag whose name holds "Jacoby": the Jacoby rule is the tag Gammons).
+        tags.append(("Cube", "on" if game.cube else "off"))
+        tags.append(("Resignations", "on" if game.resignations else "off"))
+        tags.append(("Gammons", _UNDOUBLED if game.jacoby else "count"))
+    if game.forfeit is not None:
+        seat, code, reason = game.forfeit
+        tags.append(("Forfeit", f"{seat} {code}: {reason}"))
+    if game.commitment is not None:
+        tags.append(("Chance commitment", f"{game.commitment[0]} {game.commitment[1]}"))
+    if game.seed is not None:
+        tags.append(("Chance seed", game.seed))
+    return tags
+
+
+def apply_tags(game: GameRecord, tags: dict[str, str], format: str, where: str) -> None:
+    """Set on `game` what matchlog's tags among `tags` say.
+
+    Raises:
+        FormatError: a tag matchlog wrote that does not read as it writes it.
+    """
+    strategies = (tags.get("Strategy 1"), tags.get("Strategy 2"))
+    if strategies != (None, None):
+        game.strategies = (strategies[0] or IMPORTED, strategies[1] or IMPORTED)
+        # A record matchlog wrote says which match play it had: nothing is guessed.
+        game.cube = game.cube or False
+        game.resignations = game.resignations or False
+    rules = tags.get("Rules", game.rules)
+    if rules not in ("standard", "pygammon"):
+        raise FormatError(format, f"{where}: rules {rules!r} are not standard or pygammon")
+    game.rules = rules
+    if "Opening roll" in tags:
+        dice = re.fullmatch(r"\s*([1-6])\s+([1-6])\s*", tags["Opening roll"])
+        if dice is None or dice.group(1) == dice.group(2):
+            raise FormatError(format, f"{where}: the opening roll {tags['Opening roll']!r} is not two different dice")
+        game.opening = (int(dice.group(1)), int(dice.group(2)))
+    for name in ("Cube", "Resignations"):
+        if name in tags:
+            on = _ON.get(tags[name].strip().lower())
+            if on is None:
+                raise FormatError(format, f"{where}: {name} is on or off, not {tags[name]!r}")
+            setattr(game, name.lower(), on)
+    if "Gammons" in tags:
+        if tags["Gammons"].strip() not in ("count", _UNDOUBLED):
+            raise FormatError(format, f"{where}: Gammons is 'count' or {_UNDOUBLED!r}, not {tags['Gammons']!r}")
+        game.jacoby = tags["Gammons"].strip() == _UNDOUBLED
+    if "Forfeit" in tags:
+        found = re.fullmatch(r"\s*([01])\s+([a-z_.]+):\s?(.*)", tags["Forfeit"], re.DOTALL)
+        if found is None:
+            raise FormatError(format, f"{where}: a forfeit is 'SEAT CODE: REASON', not {tags['Forfeit'][:60]!r}")
+        game.forfeit = (int(found.group(1)), found.group(2), found.group(3))
+    if "Chance commitment" in tags:
+        parts = tags["Chance commitment"].split()
+        if len(parts) != 2:
+            raise FormatError(format, f"{where}: a chance commitment is 'ALGORITHM HEX'")
+        game.commitment = (parts[0], parts[1])
+    if "Chance seed" in tags:
+        game.seed = tags["Chance seed"].strip()
 
 
 # -- from a match's records ------------------------------------------------------------------
@@ -121,6 +243,7 @@ class GameRecord(msgspec.Struct, kw_only=True):
 
 def game_of(records: list[Record]) -> GameRecord:
     """The game a backgammon match's records hold (its effective history: undone moves left out).
+    A declined resignation is not in it: GNU Backgammon's records have no place for one.
 
     Raises:
         UsageError: the match is not backgammon.
@@ -131,10 +254,14 @@ def game_of(records: list[Record]) -> GameRecord:
         game = started.game if isinstance(started, MatchStarted) else "?"
         raise UsageError(f"GNU Backgammon's formats hold backgammon, not {game}", code="usage.export")
     state: BackgammonState = ENGINE.start(started)
+    options = state.options
     game = GameRecord(
         names=(started.seats[0].name, started.seats[1].name),
         strategies=(started.seats[0].player, started.seats[1].player),
-        rules=state.options.rules,
+        rules=options.rules,
+        jacoby=options.jacoby,
+        cube=options.cube,
+        resignations=options.resignations,
         at_us=history[0].at_us,
     )
     for record in history[1:]:
@@ -142,21 +269,31 @@ def game_of(records: list[Record]) -> GameRecord:
         after: BackgammonState = ENGINE.apply(state, event)
         match event:
             case OpeningRolled(first=first, second=second):
-                if state.options.move_by_turn_rolls:  # the opening roll is the starter's roll: its die first
+                if options.move_by_turn_rolls:  # the opening roll is the starter's roll: its die first
                     dice = (max(first, second), min(first, second))
                     game.actions.append(Roll(player=after.side, dice=dice, seq=record.seq))
                 else:
                     game.opening = (first, second)
             case DiceRolled(seat=seat, dice=dice):
                 game.actions.append(Roll(player=seat, dice=dice, seq=record.seq))
-            case CheckerMoved(seat=seat, die_index=index, source=source):
-                start = BAR if source is None else (source + 1 if seat == 0 else 24 - source)
-                end = max(start - state.dice[index], OFF)
+            case CheckerMoved():
                 roll = game.actions[-1]
                 assert isinstance(roll, Roll)
-                roll.steps.append(Step(start, end, after.bar[1 - seat] > state.bar[1 - seat], record.seq))
-            case PlayerRemoved(seat=seat) if not state.over:
-                game.actions.append(Win(player=1 - seat, points=1, resigned=True))
+                roll.steps.append(step_of(state, event, after))
+                roll.step_seqs.append(record.seq)
+            case DoubleOffered(seat=seat, cube=value):
+                game.actions.append(Cube(player=seat, action="double", value=value))
+            case DoubleTaken(seat=seat):
+                game.actions.append(Cube(player=seat, action="take"))
+            case DoubleDropped(seat=seat):
+                game.actions.append(Cube(player=seat, action="drop"))
+            case ResignationAccepted(seat=seat):
+                points = ENGINE.outcome(after).scores[seat]  # type: ignore[union-attr]
+                game.actions.append(Win(player=seat, points=int(points), resigned=True))
+            case PlayerRemoved(seat=seat, code=code, reason=reason) if not state.over:
+                game.forfeit = (seat, code, reason)
+                points = ENGINE.outcome(after).scores[1 - seat]  # type: ignore[union-attr]
+                game.actions.append(Win(player=1 - seat, points=int(points), resigned=True))
             case MatchEnded(outcome=outcome) if outcome.winners:
                 if not any(isinstance(action, Win) for action in game.actions):
                     winner = outcome.winners[0]
@@ -173,73 +310,133 @@ def game_of(records: list[Record]) -> GameRecord:
 # -- to a match's events ---------------------------------------------------------------------
 
 
-def _source(seat: int, point: int) -> int | None:
-    """The engine's source index of the mover's point number (None: the bar)."""
-    if point == BAR:
-        return None
-    return point - 1 if seat == 0 else 24 - point
+class _NoPlay(Exception):
+    """No order of a roll's steps is a legal play; `first` is what refused the first one tried."""
+
+    def __init__(self, first: Exception) -> None:
+        super().__init__(str(first))
+        self.first = first
 
 
-def _search(state: BackgammonState, seat: int, paths: list[tuple[int, int]], at: int | None) -> list[CheckerMoved]:
-    """Moves of `seat` that take checkers along `paths` (start, end), one die a move, each legal where
-    it is made; the first found, trying the die a step's distance needs first. Raises the first
-    IllegalAction met when no such moves exist (or ValueError when no die fits at all)."""
+def _search(
+    state: BackgammonState, seat: int, paths: tuple[tuple[int, int], ...], passing_hits: bool, whole: bool
+) -> list[CheckerMoved]:
+    """Moves of `seat`, one die each, that take checkers along `paths` (here, end) in any order and
+    interleaving (two checkers of a double may go halfway each before either bears off), each legal
+    where it is made; the first found, trying the die a step's distance needs first. A checker that
+    only passes a point does not hit there unless `passing_hits` (the notation marks a hit on the
+    way, `24/18*/13`, and writes `24/13` only where it hit nothing). With `whole`, the moves must
+    finish the turn (`3/off` with 5-1 is 3/2 2/off when the 1 must be played, not the 5 alone).
+
+    Raises:
+        _NoPlay: no such moves exist (with the first refusal met, naming its step in the mover's numbers).
+    """
     if not paths:
+        if whole and not state.over and state.side == seat and state.dice:
+            raise _NoPlay(ValueError("the steps leave dice the roll can still play"))
         return []
-    start, end = paths[0]
-    here = start if at is None else at
-    distance = here - end
     unplayed: dict[int, int] = {}
     for index, value in enumerate(state.dice):
         if index not in state.played and state.side == seat:
             unplayed.setdefault(value, index)
-    # The die that covers the step exactly first; then larger ones (bearing off), then smaller (a
-    # step written over several dice).
-    order = sorted(unplayed, key=lambda value: (value != distance, value < distance, value))
-    first_error: Exception | None = None
-    for value in order:
-        target = here - value
-        if end > OFF and target < end:
-            continue  # past the point the record names
-        move = CheckerMoved(seat=seat, die_index=unplayed[value], source=_source(seat, here))
-        try:
-            ENGINE.check(state, seat, move)
+    first: Exception | None = None
+    for at, (here, end) in enumerate(paths):
+        if (here, end) in paths[:at]:
+            continue  # the same path again: the same moves
+        distance = here - end
+        # The die that covers the step exactly first; then larger ones (bearing off), then smaller
+        # (a step written over several dice).
+        for value in sorted(unplayed, key=lambda value: (value != distance, value < distance, value)):
+            target = here - value
+            if end > OFF and target < end:
+                continue  # past the point the record names
+            step = f"{point_name(here)}/{point_name(max(target, OFF))}"
+            move = CheckerMoved(seat=seat, die_index=unplayed[value], source=index_of(seat, here))
+            try:
+                ENGINE.check(state, seat, move)
+            except IllegalAction as error:
+                first = first or IllegalAction(error.code, f"{step}: {error.message}")
+                continue
             after = ENGINE.apply(state, move)
             reached = target <= OFF if end == OFF else target == end
-            rest = _search(after, seat, paths[1:] if reached else paths, None if reached else target)
-        except (IllegalAction, ValueError) as error:
-            first_error = first_error or error
-            continue
-        return [move, *rest]
-    raise first_error or ValueError(f"no die left moves a checker from {here} to {end}")
+            if not reached and not passing_hits and after.bar[1 - seat] > state.bar[1 - seat]:
+                first = first or ValueError(f"{step} would hit on the way to {point_name(end)}")
+                continue
+            rest = paths[:at] + paths[at + 1 :] if reached else (*paths[:at], (target, end), *paths[at + 1 :])
+            try:
+                return [move, *_search(after, seat, rest, passing_hits, whole)]
+            except _NoPlay as deeper:
+                first = first or deeper.first
+    raise _NoPlay(
+        first or ValueError(f"no die left moves a checker {point_name(paths[0][0])}/{point_name(paths[0][1])}")
+    )
 
 
 def _play(state: BackgammonState, roll: Roll) -> list[CheckerMoved]:
-    """The moves of a roll's steps, in the order written or, failing that, in any order.
+    """The moves of a roll's steps: a whole play where there is one (a play that stops short is
+    only for a side about to resign), and checkers that pass a point without a hit marked hit
+    nothing there, unless no play is found so (a record that does not mark its hits).
 
     Raises:
-        IllegalAction, ValueError: no order of the steps is a legal play (the error of the order written).
+        IllegalAction, ValueError: no order of the steps is a legal play (the first refusal met).
     """
-    paths = [(step.start, step.end) for step in roll.steps]
-    try:
-        return _search(state, roll.player, paths, None)
-    except (IllegalAction, ValueError) as error:
-        written = error
-    for order in itertools.islice(itertools.permutations(paths), 1, None):
+    paths = tuple((step.start, step.end) for step in roll.steps)
+    written: Exception | None = None
+    for whole, passing_hits in ((True, False), (True, True), (False, False), (False, True)):
         try:
-            return _search(state, roll.player, list(order), None)
-        except (IllegalAction, ValueError):
-            continue
+            return _search(state, roll.player, paths, passing_hits, whole)
+        except _NoPlay as error:
+            written = written or error.first
+    # GNU Backgammon knows a play by the position it reaches, and may write a route the rules do
+    # not allow to it (`7/1 1/off` for 7/5 5/off with 6-2): the legal play to that position is it.
+    reached = _reached(state, roll.player, roll.steps)
+    for play in plays(state) if reached is not None else ():
+        if (play.points, play.bar, play.off) == reached:
+            return [CheckerMoved(seat=roll.player, die_index=index, source=source) for index, source in play.moves]
+    assert written is not None
     raise written
 
 
+def _reached(
+    state: BackgammonState, seat: int, steps: list[Step]
+) -> tuple[tuple[int, ...], tuple[int, int], tuple[int, int]] | None:
+    """The position `steps` lead to, each checker simply taken from its start to its end (a blot
+    there hit), whatever the dice; None when a step has no checker to move."""
+    sign = 1 if seat == 0 else -1
+    points, bar, off = list(state.points), list(state.bar), list(state.off)
+    for step in steps:
+        if step.start == BAR:
+            if not bar[seat]:
+                return None
+            bar[seat] -= 1
+        else:
+            source = index_of(seat, step.start)
+            if source is None or points[source] * sign <= 0:
+                return None
+            points[source] -= sign
+        if step.end == OFF:
+            off[seat] += 1
+            continue
+        target = index_of(seat, step.end)
+        if target is None:
+            return None
+        if points[target] == -sign:
+            points[target] = 0
+            bar[1 - seat] += 1
+        points[target] += sign
+    return tuple(points), (bar[0], bar[1]), (off[0], off[1])
+
+
 def _notation(roll: Roll) -> str:
-    steps = " ".join(f"{step.start}/{step.end}" for step in roll.steps)
-    return f"{roll.dice[0]}{roll.dice[1]}: {steps}".rstrip()
+    return f"{roll.dice[0]}{roll.dice[1]}: {play_text(roll.steps)}".rstrip()
 
 
 def _points(count: int) -> str:
     return f"{count} point{'s' if count != 1 else ''}"
+
+
+class _Resigns(Exception):
+    """A record matchlog did not write ends with a resignation: read it again with resignations on."""
 
 
 def read_game(game: GameRecord, format: str, key: bytes) -> ImportedMatch:
@@ -248,14 +445,46 @@ def read_game(game: GameRecord, format: str, key: bytes) -> ImportedMatch:
     Raises:
         FormatError: a roll, play or result the rules do not allow, naming its place in the file.
     """
-    options = {"rules": game.rules, "move_by_turn_rolls": game.opening is None}
+    if game.cube is None:  # another tool's record: the cube is in play if it was used
+        game.cube = any(isinstance(action, Cube) for action in game.actions)
+    guessed = game.resignations is None
+    if guessed:
+        game.resignations = False
+    try:
+        return _read_game(game, format, key, guessed)
+    except _Resigns:
+        game.resignations = True
+        return _read_game(game, format, key, guessed)
+    finally:
+        if guessed:
+            game.resignations = None
+
+
+def _read_game(game: GameRecord, format: str, key: bytes, guessed: bool) -> ImportedMatch:
+    given = {
+        "rules": game.rules,
+        "move_by_turn_rolls": game.opening is None,
+        "cube": game.cube,
+        "resignations": game.resignations,
+        "jacoby": game.jacoby,
+    }
     seats = tuple(Seat(name, strategy) for name, strategy in zip(game.names, game.strategies, strict=True))
+    try:
+        options = msgspec.to_builtins(parse_options(ENGINE.spec, given))
+    except UsageError as error:
+        raise FormatError(format, f"{game.where}: {error.message}") from None
     started = MatchStarted(game="backgammon", options=options, seats=seats, series=game.series)
     recording = Recording(format, started, game.where, at_us=game.at_us)
     if game.commitment is not None:
         recording.record(ChanceCommitted(algorithm=game.commitment[0], commitment=game.commitment[1]), game.where)
     names = game.names
-    cube = 1
+
+    def decide(player: int, where: str) -> None:
+        """The roller's decision to roll, where match play asks for one."""
+        turn = recording.engine.to_act(recording.state)
+        if turn is not None and turn.decision == "roll" and turn.seat == player:
+            recording.answer(RollChosen(seat=player), where)
+
     unfinished: Roll | None = None  # a roll whose play stops short: only a resignation may follow
     for action in game.actions:
         state: BackgammonState = recording.state
@@ -278,6 +507,7 @@ def read_game(game: GameRecord, format: str, key: bytes) -> ImportedMatch:
                             raise recording.error(
                                 where, f"{names[starter]} won the opening roll {first}-{second}, not {names[player]}"
                             )
+                        decide(player, where)
                         recording.chance(DiceRolled(seat=player, dice=(a, b)), where)
                     else:
                         if a == b:
@@ -291,7 +521,10 @@ def read_game(game: GameRecord, format: str, key: bytes) -> ImportedMatch:
                 else:
                     if state.dice or state.side != player:
                         raise recording.error(where, f"{names[player]} rolls, but it is {names[state.side]}'s turn")
+                    decide(player, where)
                     recording.chance(DiceRolled(seat=player, dice=(a, b)), where)
+                # More steps than dice can move is no play: refused before the search for one.
+                at_most(len(action.steps), MAX_STEPS, format, where, "checkers moved by one roll")
                 try:
                     moves = _play(recording.state, action) if action.steps else []
                 except (IllegalAction, ValueError) as error:
@@ -304,18 +537,15 @@ def read_game(game: GameRecord, format: str, key: bytes) -> ImportedMatch:
                 after: BackgammonState = recording.state
                 unfinished = action if not recording.over and after.side == player and after.dice else None
                 continue
-            case Cube(action="double", value=value):  # the cube's value as the double offers it
-                cube = value if value else cube * 2
-            case Cube(action="take"):
-                pass
+            case Cube(player=player, action="double", value=value):
+                recording.answer(DoubleOffered(seat=player, cube=value or state.cube * 2), where)
+            case Cube(player=player, action="take"):
+                recording.answer(DoubleTaken(seat=player), where)
             case Cube(player=player, action="drop"):
-                recording.record(
-                    PlayerRemoved(seat=player, code="player.resigned", reason=f"dropped a double to {cube}"), where
-                )
+                recording.answer(DoubleDropped(seat=player), where)
             case Win(player=winner, points=points):
-                if not recording.over:  # the other side resigned
-                    reason = f"resigned: the record gives {names[winner]} {_points(points)}"
-                    recording.record(PlayerRemoved(seat=1 - winner, code="player.resigned", reason=reason), where)
+                if not recording.over:
+                    _resign(recording, game, winner, points, where, guessed)
                     continue
                 outcome = recording.engine.outcome(recording.state)
                 assert outcome is not None
@@ -323,16 +553,49 @@ def read_game(game: GameRecord, format: str, key: bytes) -> ImportedMatch:
                     raise recording.error(
                         where, f"the record says {names[winner]} wins, but the rules give the game to the other side"
                     )
-                if not outcome.removed:  # a game ended by the rules: its points are checked too
-                    owed = int(outcome.scores[winner]) * cube
-                    if points != owed and not (game.jacoby and cube == 1 and points == 1):
-                        raise recording.error(
-                            where,
-                            f"the record gives {names[winner]} {_points(points)}, but a {outcome.result} "
-                            f"at cube {cube} is {_points(owed)}",
-                        )
+                owed = int(outcome.scores[winner])
+                if points != owed:
+                    raise recording.error(
+                        where,
+                        f"the record gives {names[winner]} {_points(points)}, but a {outcome.result} "
+                        f"at cube {recording.state.cube} is {_points(owed)}",
+                    )
         unfinished = None
     if game.seed is not None and recording.over:  # the referee reveals its seed as the match ends
         recording.record(ChanceRevealed(seed=game.seed), game.where)
     recording.end(game.where)
     return recording.finish(key)
+
+
+def _resign(recording: Recording, game: GameRecord, winner: int, points: int, where: str, guessed: bool) -> None:
+    """The game the record ends before the rules do: the loser's removal (matchlog's `Forfeit`
+    tag, or a match matchlog recorded without resignations), else its resignation of `points` over
+    the cube, accepted.
+
+    Raises:
+        _Resigns: resignations are not in play, and the record did not say so (another tool's).
+        FormatError: a resignation the rules cannot take there.
+    """
+    loser, names = 1 - winner, game.names
+    state: BackgammonState = recording.state
+    if game.forfeit is not None and game.forfeit[0] == loser:
+        recording.record(PlayerRemoved(seat=loser, code=game.forfeit[1], reason=game.forfeit[2]), where)
+        return
+    if not state.options.resignations:
+        if guessed:
+            raise _Resigns
+        reason = f"resigned: the record gives {names[winner]} {_points(points)}"
+        recording.record(PlayerRemoved(seat=loser, code="player.resigned", reason=reason), where)
+        return
+    value, rest = divmod(points, state.cube)
+    if rest or not 1 <= value <= 3:
+        raise recording.error(
+            where,
+            f"{names[loser]} resigns {_points(points)} at cube {state.cube}: a resignation is 1, 2 or 3 times the cube",
+        )
+    turn = recording.engine.to_act(state)
+    if turn is None or turn.seat != loser:
+        whose = "chance's" if turn is not None and turn.seat < 0 else f"{names[winner]}'s"
+        raise recording.error(where, f"{names[loser]} resigns on {whose} turn; a side resigns when it is to act")
+    recording.answer(ResignationOffered(seat=loser, value=value), where)
+    recording.answer(ResignationAccepted(seat=winner), where)

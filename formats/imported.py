@@ -1,10 +1,13 @@
-"""A match read from another tool's record, judged by the engine as it is built.
+"""A match read from another tool's record, judged as it is built by the judge every referee's event
+goes through.
 
-Every format's reader turns its text into events through `Recording`: each chance event is checked
-for possibility (`engine.check_chance`), each answer is checked as the referee would have checked it
-(`engine.check`), and the finished list of events is audited once more (`replay.audit_records`), so
-nothing the rules forbid reaches the log. A refusal is a `FormatError` (an `ImportRejected`) whose
-code names the format (`import.mat`, ...) and whose message names the place in the file.
+Every format's reader turns its text into events through `Recording`, which hands each to the
+match's `replay.Judge` as our referee does: a chance event only where chance acts and possible
+there, each answer in its turn and allowed, each ruling, removal and end where a referee could have
+recorded it. The finished list of events is audited once more (`replay.audit_records`: the same
+judge, knowing the seed a record reveals at its end), so nothing the rules forbid reaches the log.
+A refusal is a `FormatError` (an `ImportRejected`) whose code names the format (`import.mat`, ...)
+and whose message names the place in the file.
 
 An imported match has no chance commitment unless its record carries one: its dice, boards and
 shuffles are facts the file states, and the audit says so ("checked for possibility only").
@@ -24,12 +27,10 @@ from uuid import UUID
 
 import msgspec
 
-from matchlog.engines import CHANCE, Engine
-from matchlog.engines import get as get_engine
+from matchlog.engines import Engine
 from matchlog.events import (
     Draft,
     Event,
-    IllegalAction,
     ImportRejected,
     MatchEnded,
     MatchlogError,
@@ -38,7 +39,7 @@ from matchlog.events import (
     now_us,
     uuid_from_int,
 )
-from matchlog.replay import audit_records
+from matchlog.replay import Judge, audit_records
 
 __all__ = ["FormatError", "ImportedMatch", "Recording", "derived_id", "judged", "match_key"]
 
@@ -95,7 +96,7 @@ def derived_id(ms: int, digest: bytes) -> UUID:
 
 
 class Recording:
-    """One match being read: the engine's state after each event, and where in the file each came from."""
+    """One match being read: its judge (and the state it holds), and where in the file each event came from."""
 
     def __init__(self, format: str, started: MatchStarted, where: str, *, at_us: int | None = None) -> None:
         """Start the match `started` describes (the record's own time `at_us`, if it has one).
@@ -106,10 +107,10 @@ class Recording:
         self.format = format
         self.at_us = at_us
         try:
-            self.engine: Engine[Any] = get_engine(started.game)
-            self.state: Any = self.engine.start(started)
+            self.judge = Judge(started)
         except MatchlogError as error:
             raise self.error(where, error.message) from None
+        self.engine: Engine[Any] = self.judge.engine
         self.events: list[Event] = [started]
         self.places: list[str] = [where]
 
@@ -118,25 +119,21 @@ class Recording:
         return FormatError(self.format, f"{where}: {message}")
 
     @property
+    def state(self) -> Any:
+        """The state after the events read so far."""
+        return self.judge.state
+
+    @property
     def over(self) -> bool:
-        return self.engine.to_act(self.state) is None
+        return self.engine.to_act(self.judge.state) is None
 
     def chance(self, event: Event, where: str) -> None:
         """Record a chance event (a roll, a board, a shuffle) if chance could have recorded it here.
 
         Raises:
-            FormatError: chance is not to act here, or could not have given `event`.
+            FormatError: chance is not to act here, or could not have given `event` (the rule's code in brackets).
         """
-        turn = self.engine.to_act(self.state)
-        if turn is None:
-            raise self.error(where, "the game is already over")
-        if turn.seat != CHANCE:
-            raise self.error(where, f"{self._name(turn.seat)} is to {turn.decision}, not chance")
-        try:
-            self.engine.check_chance(self.state, event)
-        except IllegalAction as error:
-            raise self.error(where, f"{error.message} [{error.code}]") from None
-        self._apply(event, where)
+        self._take(event, where)
 
     def answer(self, event: Event, where: str) -> None:
         """Record a seat's answer if the rules allow it here, judged as the referee judges answers.
@@ -144,34 +141,29 @@ class Recording:
         Raises:
             FormatError: it is not that seat's turn, or the rules forbid the answer (the rule's code in brackets).
         """
-        try:
-            self.engine.check(self.state, event.actor, event)  # type: ignore[arg-type]
-        except IllegalAction as error:
-            raise self.error(where, f"{error.message} [{error.code}]") from None
-        self._apply(event, where)
+        self._take(event, where)
 
     def record(self, event: Event, where: str) -> None:
-        """Record an event of the referee's (a removal, the end) or one the audit judges afterwards."""
-        self._apply(event, where)
+        """Record an event of the referee's (a commitment, a removal, the end, a revealed seed).
+
+        Raises:
+            FormatError: no referee could have recorded it here (the rule's code in brackets).
+        """
+        self._take(event, where)
 
     def end(self, where: str) -> None:
         """Record the end with the outcome the rules give, if the game is over and not ended yet."""
         if self.over and not any(isinstance(event, MatchEnded) for event in self.events):
             outcome = self.engine.outcome(self.state)
             if outcome is not None:
-                self._apply(MatchEnded(outcome=outcome), where)
+                self._take(MatchEnded(outcome=outcome), where)
 
-    def _apply(self, event: Event, where: str) -> None:
-        try:
-            self.state = self.engine.apply(self.state, event)
-        except Exception as error:  # an engine that cannot fold it: the record is not a game of its rules
-            raise self.error(where, f"the rules cannot apply {event.tag} here ({error})") from None
+    def _take(self, event: Event, where: str) -> None:
+        found = self.judge.take_all([event])
+        if found:
+            raise self.error(where, f"{found[0].message} [{found[0].rule}]")
         self.events.append(event)
         self.places.append(where)
-
-    def _name(self, seat: int) -> str:
-        seats = self.events[0].seats  # type: ignore[attr-defined]
-        return seats[seat].name if 0 <= seat < len(seats) else f"seat {seat}"
 
     def finish(self, key: bytes) -> ImportedMatch:
         """The match's drafts, after one more audit of the whole record.

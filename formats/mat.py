@@ -15,19 +15,23 @@
           Wins 1 point
 
 A game is a score line (the two names; the left one is GNU Backgammon's player 0, matchlog's seat
-0) and numbered lines of two columns, one turn each: the roll and its steps, one die a step, from
-the mover's point numbers (25 the bar, 0 off, `*` a hit); an empty roll cannot move. "Doubles =>
-N", "Takes", "Drops" are cube actions; "Wins N points" in a column ends the game for that side.
-A file of several games is a match: each game imports as a matchlog match of one series.
+0) and numbered lines of two columns, one turn each: the roll and its play in the mover's point
+numbers (GNU Backgammon writes one die a step, `24/18 18/13`, and reads its own words for people
+too, `24/13`, `bar/22`, `6/off`, `6/2(2)`, `*` a hit); an empty roll cannot move. "Doubles => N",
+"Takes", "Drops" are cube actions; "Wins N points" in a column ends the game for that side (a
+resignation where the rules have not ended it). A file of several games is a match: each game
+imports as a matchlog match of one series.
 
-matchlog exports one match as a 1-point match (a single game: gammons count, the cube is idle),
-and adds header comments GNU Backgammon keeps as the match's comment and matchlog reads back:
-`[Strategy 1 "heuristic"]` (each seat's player), `[Opening roll "3 5"]` (the opening dice of a
-match whose starter then rolled again, matchlog's default), `[Rules "pygammon"]`, and the chance
+matchlog exports one match as a 1-point match (a single game; with the cube in play, a money game:
+"0 point match"), each turn in GNU Backgammon's words for people (`formats.gnubg`'s notation), and
+adds header comments GNU Backgammon keeps as the match's comment (and writes back as the game
+comment of its SGF, and in the header of its own `.mat`), which matchlog reads back:
+`[Strategy 1 "heuristic"]` (each seat's player), `[Opening roll "3 5"]` (the opening dice of a match
+whose starter rolled again), `[Rules "pygammon"]`, match play (`[Cube "on"]`, ...), and the chance
 commitment and seed (`[Chance commitment "sha256-ctr/1 <hex>"]`, `[Chance seed "<hex>"]`), so a
-match exported and imported again audits as the original did. Lines are read as GNU Backgammon
-reads them (`import.c`): two colons split the columns two characters before the second; else a
-double space past column 15.
+match exported and imported again audits as the original did (`formats.gnubg` lists the tags).
+Lines are read as GNU Backgammon reads them (`import.c`): two colons split the columns two
+characters before the second; else a double space past column 15.
 """
 
 from __future__ import annotations
@@ -36,40 +40,52 @@ import itertools
 import re
 from datetime import UTC, datetime
 
+from matchlog.engines.backgammon_notation import play_text
 from matchlog.events import Record, Series, UsageError, us_to_datetime
 
-from .gnubg import BAR, IMPORTED, OFF, Cube, GameRecord, Roll, Step, Win, game_of, read_game
+from .bounds import MAX_GAMES, MAX_TURNS, at_most, lines_of
+from .gnubg import (
+    BAR,
+    OFF,
+    Cube,
+    GameRecord,
+    Roll,
+    Step,
+    Win,
+    apply_tags,
+    game_of,
+    read_game,
+    read_tags,
+    tags_of,
+    write_tag,
+)
 from .imported import FormatError, ImportedMatch, derived_id, match_key
 
-__all__ = ["FORMAT", "export_mat", "play_notation", "read_mat"]
+__all__ = ["FORMAT", "export_mat", "read_mat"]
 
 FORMAT = "mat"
-_TAG = re.compile(r'^\s*[;#]\s*\[([A-Za-z][A-Za-z0-9 ]*?)\s+"((?:[^"\\]|\\.)*)"\]\s*$')
+# Each pattern reads a line in time linear in its length (no two parts that can take the same
+# characters, which is what made a tag or a score line of many spaces or colons quadratic or worse),
+# and no number it gives to int() has more than 9 digits.
+_COMMENT = re.compile(r"^\s*[;#]")
 _LENGTH = re.compile(r"^\s*(\d+)\s+[Pp]oints?\s+[Mm]atch")
 _GAME = re.compile(r"^\s*Game\s+(\d+)\s*$")
-_SCORE = re.compile(r"^\s*(.*?)\s*:\s*(-?\d+)\s+(.*?)\s*:\s*(-?\d+)\s*$")
+_LAST_SCORE = re.compile(r"\s*(-?\d{1,9})\s*")
+_FIRST_SCORE = re.compile(r"\s*(-?\d{1,9})\s+")
 _NUMBER = re.compile(r"^\s*(\d+)\)")
 _ROLL = re.compile(r"^([1-6])([1-6]):\s*(.*)$")
-_WINS = re.compile(r"^wins?\s+(\d+)\s+points?\b", re.IGNORECASE)
-_DOUBLE = re.compile(r"^(?:doubles?|beavers?|raccoons?)\b(?:\s*=>\s*(\d+))?", re.IGNORECASE)
+_WINS = re.compile(r"^wins?\s+(\d{1,9})\s+points?\b", re.IGNORECASE)
+_DOUBLE = re.compile(r"^(?:doubles?|beavers?|raccoons?)\b(?:\s*=>\s*(\d{1,9}))?", re.IGNORECASE)
 _POINT_NAMES = {"bar": BAR, "b": BAR, "off": OFF, "o": OFF}
 
 
 # -- writing ---------------------------------------------------------------------------------
 
 
-def _quoted(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')
-
-
 def _steps(roll: Roll) -> str:
-    """GNU Backgammon's plain move text: each step `from/to`, `*` on a hit."""
-    return " ".join(f"{step.start}/{step.end}{'*' if step.hit else ''}" for step in roll.steps)
-
-
-def play_notation(roll: Roll) -> str:
-    """A play in the notation people read (GNU Backgammon's: `13/8 6/1*`), where matchlog shows one."""
-    return _steps(roll)
+    """A roll's play as GNU Backgammon writes it for people (`24/18*/13 6/5`, `6/2(2)`, `bar/22`,
+    `6/off`), which its `.mat` import reads as it reads its own one-die-a-step text."""
+    return play_text(roll.steps)
 
 
 def _check_name(name: str) -> None:
@@ -91,29 +107,26 @@ def export_mat(records: list[Record]) -> str:
         _check_name(name)
     when = us_to_datetime(game.at_us or 0)
     lines = [f'; [EventDate "{when:%Y.%m.%d}"]', f'; [EventTime "{when:%H.%M}"]']
-    for number, strategy in enumerate(game.strategies, start=1):
-        lines.append(f'; [Strategy {number} "{_quoted(strategy)}"]')
-    if game.rules != "standard":
-        lines.append(f'; [Rules "{game.rules}"]')
-    if game.opening is not None:
-        lines.append(f'; [Opening roll "{game.opening[0]} {game.opening[1]}"]')
-    if game.commitment is not None:
-        lines.append(f'; [Chance commitment "{game.commitment[0]} {game.commitment[1]}"]')
-    if game.seed is not None:
-        lines.append(f'; [Chance seed "{game.seed}"]')
-    lines += ["", " 1 point match", "", " Game 1", f" {f'{game.names[0]} : 0':<31}{game.names[1]} : 0"]
+    lines += [f"; {write_tag(name, value)}" for name, value in tags_of(game)]
+    length = 0 if game.cube else 1  # with the cube in play, a money game: the cube is not dead
+    lines += ["", f" {length} point match", "", " Game 1", f" {f'{game.names[0]} : 0':<31}{game.names[1]} : 0"]
     row = ""  # the line being written: a number and the left column, waiting for the right
     number = 0
     for action in game.actions:
         if isinstance(action, Win):
-            if row:
-                lines.append(row.rstrip())
-                row = ""
             text = f"Wins {action.points} point{'s' if action.points != 1 else ''}"
-            lines.append(("      " if action.player == 0 else " " * 34) + text)
+            if row and action.player == 1:  # beside the left column's last action, as gnubg writes it
+                lines.append(row + text)
+            else:
+                if row:
+                    lines.append(row.rstrip())
+                lines.append(("      " if action.player == 0 else " " * 34) + text)
+            row = ""
             continue
-        assert isinstance(action, Roll)
-        text = f"{action.dice[0]}{action.dice[1]}: {_steps(action)}"
+        if isinstance(action, Cube):
+            text = {"double": f" Doubles => {action.value}", "take": " Takes", "drop": " Drops"}[action.action]
+        else:
+            text = f"{action.dice[0]}{action.dice[1]}: {_steps(action)}"
         if action.player == 0:
             if row:
                 lines.append(row.rstrip())
@@ -133,8 +146,19 @@ def export_mat(records: list[Record]) -> str:
 # -- reading ---------------------------------------------------------------------------------
 
 
-def _unquoted(value: str) -> str:
-    return re.sub(r"\\(.)", r"\1", value)
+def _score(line: str) -> tuple[str, int, str, int] | None:
+    """The names and scores of a score line, `NAME : SCORE   NAME : SCORE` (None: it is not one).
+    The first name ends at the first colon a score and a space follow, the second at the last colon."""
+    left, colon, last = line.rpartition(":")
+    second = _LAST_SCORE.fullmatch(last)
+    if not colon or second is None:
+        return None
+    at = left.find(":")
+    while at >= 0:
+        if (first := _FIRST_SCORE.match(left, at + 1)) is not None:
+            return left[:at].strip(), int(first.group(1)), left[first.end() :].strip(), int(second.group(1))
+        at = left.find(":", at + 1)
+    return None
 
 
 def _columns(line: str) -> tuple[str, str]:
@@ -154,7 +178,7 @@ def _point(text: str, where: str) -> int:
     named = _POINT_NAMES.get(text.lower())
     if named is not None:
         return named
-    if text.isdigit() and 0 <= int(text) <= BAR:
+    if len(text) <= 2 and text.isascii() and text.isdigit() and 0 <= int(text) <= BAR:
         return int(text)
     raise FormatError(FORMAT, f"{where}: {text!r} is not a point (1 to 24, bar or 25, off or 0)")
 
@@ -211,49 +235,25 @@ def _date(tags: dict[str, str]) -> int | None:
     return int(when.timestamp()) * 1_000_000
 
 
-def _header(tags: dict[str, str], where: str) -> dict[str, object]:
-    """What matchlog's own header comments add to every game of the file."""
-    found: dict[str, object] = {}
-    strategies = (tags.get("Strategy 1"), tags.get("Strategy 2"))
-    if strategies != (None, None):
-        found["strategies"] = (strategies[0] or IMPORTED, strategies[1] or IMPORTED)
-    rules = tags.get("Rules", "standard")
-    if rules not in ("standard", "pygammon"):
-        raise FormatError(FORMAT, f"{where}: rules {rules!r} are not standard or pygammon")
-    found["rules"] = rules
-    if "Opening roll" in tags:
-        dice = re.fullmatch(r"\s*([1-6])\s+([1-6])\s*", tags["Opening roll"])
-        if dice is None or dice.group(1) == dice.group(2):
-            raise FormatError(FORMAT, f"{where}: the opening roll {tags['Opening roll']!r} is not two different dice")
-        found["opening"] = (int(dice.group(1)), int(dice.group(2)))
-    if "Chance commitment" in tags:
-        parts = tags["Chance commitment"].split()
-        if len(parts) != 2:
-            raise FormatError(FORMAT, f"{where}: a chance commitment is 'ALGORITHM HEX'")
-        found["commitment"] = (parts[0], parts[1])
-    if "Chance seed" in tags:
-        found["seed"] = tags["Chance seed"].strip()
-    return found
-
-
 def read_mat(text: str) -> list[ImportedMatch]:
     """The matches of a .mat text, one a game, each judged by the engine (see `formats.gnubg`).
 
     Raises:
         FormatError: the text is not a .mat, or a game breaks the rules; the message names the line.
     """
-    lines = text.lstrip("\ufeff").splitlines()
     tags: dict[str, str] = {}
     games: list[tuple[int, list[tuple[int, str]]]] = []  # (line of "Game N", [(line number, line)])
     length_at = 0
-    for number, line in enumerate(lines, start=1):
+    for number, line in lines_of(text, FORMAT):
         if games:
             if _GAME.match(line):
+                at_most(len(games) + 1, MAX_GAMES, FORMAT, f"line {number}", "games")
                 games.append((number, []))
             elif line.strip():
+                at_most(len(games[-1][1]) + 1, MAX_TURNS, FORMAT, f"line {number}", "lines in one game")
                 games[-1][1].append((number, line))
-        elif (tag := _TAG.match(line)) is not None:
-            tags[tag.group(1)] = _unquoted(tag.group(2))
+        elif _COMMENT.match(line):
+            tags.update(read_tags(line))
         elif _LENGTH.match(line):
             length_at = number
         elif _GAME.match(line) and length_at:
@@ -262,7 +262,6 @@ def read_mat(text: str) -> list[ImportedMatch]:
         raise FormatError(FORMAT, "line 1: not a .mat file (no 'N point match' line)")
     if not games:
         raise FormatError(FORMAT, f"line {length_at}: the match has no games ('Game 1' lines)")
-    header = _header(tags, f"line {length_at}")
     at_us = _date(tags)
     series_id = str(derived_id((at_us or 0) // 1000, match_key(FORMAT, text, -1))) if len(games) > 1 else None
     matches = []
@@ -270,16 +269,16 @@ def read_mat(text: str) -> list[ImportedMatch]:
         if not body:
             raise FormatError(FORMAT, f"line {start}: the game has no score line")
         score_at, score_line = body[0]
-        score = _SCORE.match(score_line)
+        score = _score(score_line)
         if score is None:
             raise FormatError(FORMAT, f"line {score_at}: not a score line 'NAME : SCORE   NAME : SCORE'")
         game = GameRecord(
-            names=(score.group(1), score.group(3)),
+            names=(score[0], score[2]),
             at_us=at_us,
             series=Series(series_id, index + 1, len(games)) if series_id else None,
             where=f"line {start} (game {index + 1})",
-            **header,  # type: ignore[arg-type]
         )
+        apply_tags(game, tags, FORMAT, f"line {length_at}")
         move = ""
         for number, line in body[1:]:
             if (numbered := _NUMBER.match(line)) is not None:

@@ -9,26 +9,47 @@
 A file is a collection of game trees, one a game (several: the games of a match, each imported as
 a matchlog match of one series); only each tree's main line is read. The root holds the players
 (PW is White, GNU Backgammon's player 0 and matchlog's seat 0; PB is Black, seat 1), the date, the
-rules and the result (`RE[W+2]`: White wins 2 points; `R` appended: by resignation). Each node
-after it is a turn: `W[52mrmh]` or `B[..]` is a roll of 5 and 2 and its steps as pairs of letters,
-from and to, one die a step: `a`..`x` are the points 0..23 of matchlog's board (seat 0's 1-point
-is `a`, seat 1's is `x`), `y` the bar, `z` off; `W[double]`, `W[take]`, `W[drop]` are cube
-actions; `PL[W]DI[64]` is a roll with no play (a resignation followed). Analysis properties are
-ignored; a position set up by hand (AB, AW, AE) is refused: matchlog imports games from the start.
+rules (`RU[NoCube]`, `RU[Jacoby]`), the game comment (`GC`) and the result (`RE[W+2]`: White wins
+2 points; `R` appended: by resignation). Each node after it is a turn: `W[52mrmh]` or `B[..]` is a
+roll of 5 and 2 and its steps as pairs of letters, from and to, one die a step: `a`..`x` are the
+points 0..23 of matchlog's board (seat 0's 1-point is `a`, seat 1's is `x`), `y` the bar, `z` off;
+`W[double]`, `W[take]`, `W[drop]` are cube actions; `PL[W]DI[64]` is a roll with no play (a
+resignation followed). Analysis properties are ignored; a position set up by hand (AB, AW, AE) is
+refused: matchlog imports games from the start.
 
-matchlog adds private root properties that GNU Backgammon ignores and matchlog reads back: XW and
-XB (each seat's player), XO (the opening roll that was not played, as `35`), XR (rules, when
-pygammon), XC (the chance commitment, `ALGORITHM:HEX`) and XS (the revealed seed).
+What matchlog adds (each seat's player, an opening roll rolled again, the rules, match play, the
+chance commitment and its seed) it writes as tags in the game comment, `GC[[Strategy 1
+"heuristic"\\]...]`, the one place GNU Backgammon keeps when it loads a game and saves it again (it
+drops properties it does not know; `formats.gnubg` lists the tags), and reads them back. Files
+matchlog wrote before put them in private root properties (XW, XB, XO, XR, XC, XS), still read.
 """
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from matchlog.events import Record, Series, us_to_datetime
 
-from .gnubg import BAR, IMPORTED, OFF, Cube, GameRecord, Roll, Step, Win, game_of, read_game
+from .bounds import MAX_GAMES, MAX_TURNS, MAX_VARIATION_DEPTH, at_most
+from .gnubg import (
+    BAR,
+    OFF,
+    Cube,
+    GameRecord,
+    Roll,
+    Step,
+    Win,
+    apply_tags,
+    game_of,
+    read_game,
+    read_tags,
+    tags_of,
+    write_tag,
+)
 from .imported import FormatError, ImportedMatch, derived_id, match_key
 
 __all__ = ["FORMAT", "export_sgf", "read_nodes", "read_sgf"]
@@ -77,25 +98,23 @@ def export_sgf(records: list[Record], extra: Callable[[Roll], str] | None = None
     """
     game = game_of(records)
     when = us_to_datetime(game.at_us or 0)
+    # With the cube in play, a money game (length 0): in a 1-point match the cube is dead.
+    rules = "Jacoby" if game.jacoby else "" if game.cube else "NoCube"
     root = (
-        "(;FF[4]GM[6]CA[UTF-8]AP[matchlog]MI[length:1][game:0][ws:0][bs:0]"
-        f"PW[{_escaped(game.names[0])}]PB[{_escaped(game.names[1])}]DT[{when:%Y-%m-%d}]RU[NoCube]"
+        f"(;FF[4]GM[6]CA[UTF-8]AP[matchlog]MI[length:{0 if game.cube else 1}][game:0][ws:0][bs:0]"
+        f"PW[{_escaped(game.names[0])}]PB[{_escaped(game.names[1])}]DT[{when:%Y-%m-%d}]"
     )
+    if rules:
+        root += f"RU[{rules}]"
     win = next((action for action in game.actions if isinstance(action, Win)), None)
     if win is not None:
         root += f"RE[{'WB'[win.player]}+{win.points}{'R' if win.resigned else ''}]"
-    root += f"XW[{_escaped(game.strategies[0])}]XB[{_escaped(game.strategies[1])}]"
-    if game.opening is not None:
-        root += f"XO[{game.opening[0]}{game.opening[1]}]"
-    if game.rules != "standard":
-        root += f"XR[{game.rules}]"
-    if game.commitment is not None:
-        root += f"XC[{_escaped(game.commitment[0])}:{game.commitment[1]}]"
-    if game.seed is not None:
-        root += f"XS[{game.seed}]"
+    root += "GC[" + _escaped("\n".join(write_tag(name, value) for name, value in tags_of(game))) + "]"
     nodes = [root]
     for action in game.actions:
-        if isinstance(action, Roll):
+        if isinstance(action, Cube):
+            nodes.append(f";{'WB'[action.player]}[{action.action}]")
+        elif isinstance(action, Roll):
             colour = "WB"[action.player]
             dice = f"{action.dice[0]}{action.dice[1]}"
             if not action.steps and win is not None and action is game.actions[-2]:
@@ -110,30 +129,38 @@ def export_sgf(records: list[Record], extra: Callable[[Roll], str] | None = None
 
 
 class _Reader:
-    """SGF's syntax: a collection of game trees of nodes of properties, each with values in brackets."""
+    """SGF's syntax: a collection of game trees of nodes of properties, each with values in brackets.
+
+    One pass, left to right, with no recursion: a variation is a stack entry (at most
+    MAX_VARIATION_DEPTH deep), a line number is found by bisecting the newlines' offsets (found once),
+    and each tree's main line is kept as it is read (its first variation, and the first of that, ...).
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.at = 0
+        self.newlines = [found.start() for found in re.finditer("\n", text)]
 
-    def where(self) -> str:
-        return f"line {self.text.count(chr(10), 0, self.at) + 1}"
+    def where(self, at: int | None = None) -> str:
+        return f"line {bisect.bisect_left(self.newlines, self.at if at is None else at) + 1}"
 
     def fail(self, message: str) -> FormatError:
         return FormatError(FORMAT, f"{self.where()}: {message}")
 
-    def skip(self) -> None:
-        while self.at < len(self.text) and self.text[self.at].isspace():
-            self.at += 1
-
     def peek(self) -> str:
-        self.skip()
+        found = _NOT_SPACE.search(self.text, self.at)
+        self.at = found.start() if found else len(self.text)
         return self.text[self.at] if self.at < len(self.text) else ""
 
     def collection(self) -> list[list[tuple[str, Node]]]:
-        """Each game tree's main line: (where, node) for every node."""
+        """Each game tree's main line: (where, node) for every node.
+
+        Raises:
+            FormatError: not SGF, or past a bound (trees, nodes of one tree, variations nested).
+        """
         trees = []
         while self.peek() == "(":
+            at_most(len(trees) + 1, MAX_GAMES, FORMAT, self.where(), "game trees")
             trees.append(self.tree())
         if self.peek():
             raise self.fail(f"expected '(' to start a game tree, not {self.peek()!r}")
@@ -142,21 +169,40 @@ class _Reader:
         return trees
 
     def tree(self) -> list[tuple[str, Node]]:
+        main: list[tuple[str, Node]] = []
+        # One frame per open game tree or variation: [on the main line, nodes read, variations read].
+        # The main line goes on through the first variation of each tree on it.
+        stack: list[list[Any]] = [[True, 0, 0]]
+        nodes = 0
         self.at += 1  # "("
-        nodes: list[tuple[str, Node]] = []
-        while self.peek() == ";":
-            where = self.where()
-            self.at += 1
-            nodes.append((where, self.node()))
-        if not nodes:
-            raise self.fail("a game tree starts with a node (';')")
-        variations = []
-        while self.peek() == "(":
-            variations.append(self.tree())
-        if self.peek() != ")":
-            raise self.fail(f"expected ')' to close the game tree, not {self.peek()!r}")
-        self.at += 1
-        return nodes + (variations[0] if variations else [])  # the main line only
+        while stack:
+            frame = stack[-1]
+            char = self.peek()
+            if char == ";":
+                if frame[2]:
+                    raise self.fail("a node (';') after a variation: a game tree's nodes come first")
+                nodes += 1
+                at_most(nodes, MAX_TURNS, FORMAT, self.where(), "nodes in one game tree")
+                where = self.where()
+                self.at += 1
+                node = self.node()
+                frame[1] += 1
+                if frame[0]:
+                    main.append((where, node))
+                continue
+            if not frame[1]:
+                raise self.fail("a game tree starts with a node (';')")
+            if char == "(":
+                at_most(len(stack) + 1, MAX_VARIATION_DEPTH, FORMAT, self.where(), "variations nested")
+                frame[2] += 1
+                self.at += 1
+                stack.append([frame[0] and frame[2] == 1, 0, 0])
+            elif char == ")":
+                self.at += 1
+                stack.pop()
+            else:
+                raise self.fail(f"expected ')' to close the game tree, not {char!r}")
+        return main
 
     def node(self) -> Node:
         properties: Node = {}
@@ -175,23 +221,19 @@ class _Reader:
         return properties
 
     def value(self) -> str:
-        opened = self.where()
-        self.at += 1  # "["
-        chars = []
-        while self.at < len(self.text):
-            char = self.text[self.at]
-            if char == "\\" and self.at + 1 < len(self.text):
-                following = self.text[self.at + 1]
-                self.at += 2
-                if following != "\n":  # an escaped line break is no character at all
-                    chars.append(following)
-                continue
-            if char == "]":
-                self.at += 1
-                return "".join(chars)
-            chars.append(char)
-            self.at += 1
-        raise FormatError(FORMAT, f"{opened}: a value is not closed (']')")
+        found = _VALUE.match(self.text, self.at)
+        assert found is not None  # it starts with "[", which the pattern takes
+        if found.group(2) is None:
+            raise FormatError(FORMAT, f"{self.where()}: a value is not closed (']')")
+        self.at = found.end()
+        # An escaped line break is no character at all; any other escaped character is itself.
+        return _ESCAPE.sub(lambda escaped: "" if escaped.group(1) == "\n" else escaped.group(1), found.group(1))
+
+
+#: What `peek` skips to; a value in brackets, escapes included (linear: no nesting); an escape.
+_NOT_SPACE = re.compile(r"\S")
+_VALUE = re.compile(r"\[([^\]\\]*(?:\\.[^\]\\]*)*)(\])?", re.DOTALL)
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
 def read_nodes(text: str) -> list[list[Node]]:
@@ -217,6 +259,20 @@ def _date(root: Node) -> int | None:
     return int(when.timestamp()) * 1_000_000
 
 
+def _old_tags(root: Node) -> dict[str, str]:
+    """The tags of an SGF matchlog wrote before it used the game comment: private root properties."""
+    tags = {}
+    for name, tag in (("XW", "Strategy 1"), ("XB", "Strategy 2"), ("XR", "Rules"), ("XS", "Chance seed")):
+        if (value := _one(root, name)) is not None:
+            tags[tag] = value
+    if (opening := _one(root, "XO")) is not None:
+        tags["Opening roll"] = " ".join(opening)
+    if (commitment := _one(root, "XC")) is not None:
+        algorithm, _, digest = commitment.rpartition(":")
+        tags["Chance commitment"] = f"{algorithm} {digest}"
+    return tags
+
+
 def _game(nodes: list[tuple[str, Node]], number: int, series: Series | None, at_us: int | None) -> GameRecord:
     where, root = nodes[0]
     where = f"{where} (game {number})"
@@ -225,23 +281,12 @@ def _game(nodes: list[tuple[str, Node]], number: int, series: Series | None, at_
     rules_text = _one(root, "RU") or ""
     game = GameRecord(
         names=(_one(root, "PW") or "White", _one(root, "PB") or "Black"),
-        strategies=(_one(root, "XW") or IMPORTED, _one(root, "XB") or IMPORTED),
-        rules=_one(root, "XR") or "standard",
         at_us=at_us,
         series=series,
         jacoby="Jacoby" in rules_text.split(":"),
         where=where,
     )
-    if game.rules not in ("standard", "pygammon"):
-        raise FormatError(FORMAT, f"{where}: rules {game.rules!r} are not standard or pygammon")
-    if (opening := _one(root, "XO")) is not None:
-        if len(opening) != 2 or not all(c in "123456" for c in opening) or opening[0] == opening[1]:
-            raise FormatError(FORMAT, f"{where}: XO[{opening}] is not an opening roll of two different dice")
-        game.opening = (int(opening[0]), int(opening[1]))
-    if (commitment := _one(root, "XC")) is not None:
-        algorithm, _, digest = commitment.rpartition(":")
-        game.commitment = (algorithm, digest)
-    game.seed = _one(root, "XS")
+    apply_tags(game, _old_tags(root) | read_tags(_one(root, "GC") or ""), FORMAT, where)
     for count, (line, node) in enumerate(nodes):
         node_where = f"{line} (game {number}, node {count})" if count else where
         if any(name in node for name in ("AB", "AW", "AE")):
@@ -269,7 +314,9 @@ def _game(nodes: list[tuple[str, Node]], number: int, series: Series | None, at_
             game.actions.append(Roll(player=player, dice=(int(dice[0]), int(dice[1])), where=node_where))
     result = _one(root, "RE")
     if result and result[0] in "WB" and result[1:2] == "+":
-        digits = "".join(c for c in result[2:] if c.isdigit())
+        digits = "".join(c for c in result[2:] if c in "0123456789")
+        if len(digits) > 9:
+            raise FormatError(FORMAT, f"{where}: RE[{result[:20]}...] gives more points than a game can")
         game.actions.append(
             Win(player="WB".index(result[0]), points=int(digits or 1), resigned=result.endswith("R"), where=where)
         )
@@ -282,10 +329,7 @@ def read_sgf(text: str) -> list[ImportedMatch]:
     Raises:
         FormatError: the text is not backgammon SGF, or a game breaks the rules; the message names the line.
     """
-    try:
-        trees = _Reader(text.lstrip("\ufeff")).collection()
-    except RecursionError:
-        raise FormatError(FORMAT, "the record: its variations nest too deeply to read") from None
+    trees = _Reader(text.lstrip("\ufeff")).collection()
     at_us = _date(trees[0][0][1])
     series_id = str(derived_id((at_us or 0) // 1000, match_key(FORMAT, text, -1))) if len(trees) > 1 else None
     matches = []

@@ -78,6 +78,7 @@ from matchlog.events import (
     us_to_datetime,
 )
 
+from .bounds import MAX_SEATS, MAX_TURNS, at_most, lines_of
 from .imported import FormatError, ImportedMatch, judged, match_key
 
 __all__ = ["FORMAT", "GAMES", "export_text", "read_text"]
@@ -152,8 +153,8 @@ GAMES: dict[str, tuple[_Line, ...]] = {
 }
 _JOKERS = {24: "b-", 25: "w-"}
 _encode_text = msgspec.json.Encoder().encode
-_TAG = re.compile(r'^\[([A-Za-z][A-Za-z0-9_]*)\s+"((?:[^"\\]|\\.)*)"\]$')
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[^\s"]+')
+_TAG = re.compile(r'^\[([A-Za-z][A-Za-z0-9_]*)\s+"([^"\\]*(?:\\.[^"\\]*)*)"\]$')
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^\s"]+')
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -382,6 +383,7 @@ def _started(tags: dict[str, tuple[str, int]], first_line: str) -> tuple[MatchSt
         raise FormatError(FORMAT, f"{where('Game')}: the Game tag must be one of {', '.join(GAMES)}, not {game!r}")
     seats = []
     while (name := tag(f"Seat{len(seats)}")) is not None:
+        at_most(len(seats) + 1, MAX_SEATS, FORMAT, where(f"Seat{len(seats)}"), "seats")
         seats.append(Seat(name, tag(f"Player{len(seats)}") or "imported"))
     spec = get_engine(game).spec
     given = {name: value for name, (value, _) in tags.items() if name[:1].islower()}
@@ -421,11 +423,12 @@ def read_text(text: str) -> list[ImportedMatch]:
     events: list[Event] = []
     places: list[str] = []
     lines: tuple[_Line, ...] = ()
-    for number, raw in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
+    for number, raw in lines_of(text, FORMAT):
         line = raw.strip()
         where = f"line {number}"
         if not line or line[0] in ";#":
             continue
+        at_most(len(events) + len(tags) + 1, MAX_TURNS, FORMAT, where, "tags and lines in one record")
         if not events:
             if (tag := _TAG.match(line)) is not None:
                 tags[tag.group(1)] = (re.sub(r"\\(.)", r"\1", tag.group(2)), number)

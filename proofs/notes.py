@@ -20,7 +20,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from .verifier import RECEIPT_KIND, NoteError, VerifierKey, key_id
+from .verifier import MAX_KEY_CHARS, RECEIPT_KIND, NoteError, VerifierKey, key_id
 
 __all__ = ["Signer", "checkpoint_text", "default_name", "key_path", "load_signer", "receipt_text"]
 
@@ -49,6 +49,8 @@ class Signer:
         Raises:
             NoteError: it is not one, or its key ID does not match it.
         """
+        if len(text) > MAX_KEY_CHARS:
+            raise NoteError("key.format", f"a signer key is at most {MAX_KEY_CHARS} characters")
         text = text.strip()
         parts = text[len(_PRIVATE) :].split("+", 2)  # the base64 key may hold '+' itself
         if not text.startswith(_PRIVATE) or len(parts) != 3 or len(parts[1]) != 8:
@@ -98,7 +100,8 @@ def load_signer(db: str | Path, *, create: bool, name: str | None = None) -> Sig
     """
     path = key_path(db)
     try:
-        signer = Signer.parse(path.read_text())
+        with path.open() as file:  # no further than a key could be
+            signer = Signer.parse(file.read(MAX_KEY_CHARS + 1))
     except FileNotFoundError:
         if not create:
             return None

@@ -19,6 +19,7 @@ Outputs carry copies of the board, so a client may keep them without deep-copyin
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import random
@@ -29,7 +30,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from matchlog.engines import CHANCE
+import msgspec
+
+from matchlog.engines import CHANCE, parse_options
 from matchlog.engines.backgammon import (
     ENGINE,
     FIRST,
@@ -331,7 +334,7 @@ class _Session:
         """Draw and record what chance does now (the opening roll, or a turn's dice)."""
         given = next(self.rolls, None) if self.rolls is not None else None
         if given is None:
-            event = ENGINE.chance(self.state, self.rng)
+            event = self.referee.draw(self.rng)
         else:
             outcomes = ENGINE.chance_outcomes(self.state)
             event = (
@@ -366,7 +369,7 @@ class _Session:
             before = self.state
             try:
                 event = ENGINE.parse(before, side, data)
-                ENGINE.check(before, side, event)
+                self.referee.judge.check_answer(side, event)
             except IllegalAction as error:
                 self.reject(side, "move", data, error.code, error.message)  # the move, as the rules judged it
                 return
@@ -387,7 +390,7 @@ class _Session:
                 seq, before = self.undo_stack.pop()
                 taken = tuple(s for s in self.turn_seqs if s >= seq)
                 self.turn_seqs = [s for s in self.turn_seqs if s < seq]
-                self.referee.take_back(ActionsUndone(seqs=taken, reason="undo", by=side), before)
+                self.referee.take_back(ActionsUndone(seqs=taken, reason="undo", by=side))
                 self.send(OutputType.GAME_STATE, _Lazy(partial(game_state, self.state)))
         else:
             self.reject(
@@ -427,7 +430,7 @@ class _Callables:
 def run(
     receive_input: Callable[[Side], Any],
     send_output: Callable[..., Any],
-    move_by_turn_rolls: bool = False,
+    move_by_turn_rolls: bool | None = None,
     *,
     db: str | Path | None = None,
     store: Store | None = None,
@@ -446,7 +449,9 @@ def run(
     `seed` of the dice, or the `rolls` themselves (the opening roll first, then each turn's two
     dice; random ones follow when they run out), the `rules` ("standard" or "pygammon"), the
     sides' `names`, and a `timeout` in seconds for each input (a side that raises or overruns
-    forfeits). Returns the outcome.
+    forfeits). `move_by_turn_rolls` left unset follows the rules: the starter plays the opening
+    roll under standard rules, and rolls again under pygammon's (pygammon's own default). Returns
+    the outcome.
 
     Raises:
         UsageError: a bad option.
@@ -495,12 +500,14 @@ def _play(
     store: Store | None,
     seed: int | None,
     rules: str,
-    move_by_turn_rolls: bool,
+    move_by_turn_rolls: bool | None,
     rolls: Iterator[tuple[int, int]] | None = None,
 ) -> Outcome:
-    options = {"rules": rules, "move_by_turn_rolls": move_by_turn_rolls}
     if rules not in ("standard", "pygammon"):
         raise UsageError(f"rules must be standard or pygammon, not {rules!r}", code="usage.options")
+    # Every option, defaults included, so the match replays under the rules it was played with.
+    given = {"rules": rules, "move_by_turn_rolls": move_by_turn_rolls}
+    options = msgspec.to_builtins(parse_options(ENGINE.spec, given))
     match_id = uuid7()
     started = MatchStarted(game="backgammon", options=options, seats=tuple(seats))
     recorder = StoreRecorder(store, match_id) if store is not None else MemoryRecorder()
@@ -513,6 +520,22 @@ def _play(
     outcome = referee.outcome
     assert outcome is not None
     return outcome
+
+
+def refuse_match_play(options: dict[str, Any]) -> None:
+    """Refuse options our referee cannot play: pygammon's protocol has no cube and no resignation,
+    so its players are never asked to roll, double, take or resign.
+
+    Raises:
+        UsageError: the cube or resignations are asked for (they are for records of match play).
+    """
+    asked = [name for name in ("cube", "resignations") if options.get(name)]
+    if asked:
+        raise UsageError(
+            f"{' and '.join(asked)}: the referee plays pygammon's protocol, which has no cube and no resignation; "
+            "these options are for records of match play (an import from GNU Backgammon)",
+            code="usage.options",
+        )
 
 
 def referee_match(referee: Referee, calls: Sequence[Channel], rng: random.Random) -> None:
@@ -595,10 +618,27 @@ class HeuristicPlayer:
     The score counts the race (pip difference), hitting (opponent checkers sent to the bar), the
     danger to its own blots (the opponent's direct and indirect shots at them, worse the farther
     from home), made points (more in its home board, and in a row: a prime), and checkers borne off.
+
+    `blunder` handicaps it (`heuristic:0.1`): at each turn with a choice, with that probability it
+    plays a legal play chosen at random instead. Its randomness (ties broken at random, and the
+    blunders) comes from the player's own `rng`, which the referee seeds from the match's seed,
+    never from the dice: the same seed plays the same match again, and a handicapped player
+    leaves a duplicate pair's dice as they were.
     """
 
-    def __init__(self, rng: random.Random | None = None) -> None:
+    def __init__(self, rng: random.Random | None = None, blunder: float | str = 0.0) -> None:
         self.rng = rng or random.Random()
+        try:
+            self.blunder = float(blunder)
+        except ValueError:
+            raise ValueError(f"a blunder rate from 0 to 1, not {blunder!r}") from None
+        if not 0.0 <= self.blunder <= 1.0:  # also refuses nan
+            raise ValueError(f"a blunder rate from 0 to 1, not {blunder!r}")
+        # The blunders draw from a stream of their own, seeded from the player's source without
+        # moving it: a handicapped heuristic breaks ties exactly as the plain one does from the
+        # same source, so on a duplicate pair's shared seat randomness the two play alike until
+        # the first blunder.
+        self.blunders = random.Random(hashlib.sha256(repr(self.rng.getstate()).encode()).digest())
         self.plan: list[tuple[int, int | None]] = []
         self.planned_for: BackgammonState | None = None
 
@@ -610,6 +650,8 @@ class HeuristicPlayer:
             return step
         options = board.plays()
         best = max(options, key=lambda play: (_score(play, board.side), self.rng.random()))
+        if self.blunder and len(options) > 1 and self.blunders.random() < self.blunder:
+            best = self.blunders.choice(options)
         self.plan = list(best.moves)
         step = self.plan.pop(0)
         self.planned_for = _after(state, board.side, step)
@@ -655,5 +697,7 @@ register_builtin(
     "backgammon",
     "heuristic",
     HeuristicPlayer,
-    "the play scoring best on race, hits, blot safety, made points and primes",
+    "the play scoring best on race, hits, blot safety, made points and primes; handicapped by BLUNDER "
+    "(0 to 1; 0 unless given), the share of its turns it plays a random legal play instead",
+    argument="blunder",
 )

@@ -4,13 +4,17 @@ decides which is the better.
 Each pair plays the same two players with the seats swapped (for a table of K seats, K games
 with the first player rotated through every seat and the second filling the others); in a
 duplicate duel every game of a pair draws its chance from one committed seed, so each player
-meets the dice, deals and boards the other met. The games are ordinary matches of the log,
+meets the dice, deals and boards the other met, and the players at a seat draw their own
+randomness (a random tie-break, a handicap's blunders) from one seed per seat and pair, so that
+two players that decide alike play the same game. The games are ordinary matches of the log,
 tagged with the duel and the pair (`events.Duel`), played by the tournament's pools (worker
 processes here, or a Ray cluster) and recorded by its writer, so Ctrl-C, kills and verification
 work as they do for tournaments. The test is evaluated again as each pair completes; the report
 at the end is the log's (`replay.duels`), computed again from what was recorded. A duel stopped
 before it decided (Ctrl-C, a kill) resumes: the games missing from its pairs are played with
-their pairs' chance, then new pairs.
+their pairs' chance, then new pairs. A game the duel leaves unfinished (in play when the test
+decided, or at Ctrl-C) reveals its seed where that helps nobody (`_DuelWriter`), so that `audit`
+re-derives its draws.
 """
 
 from __future__ import annotations
@@ -19,13 +23,14 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
+from uuid import UUID
 
 import msgspec
 
 from matchlog.engines import get as get_engine
 from matchlog.engines import parse_options
 from matchlog.engines.chance import commitment, seed_for
-from matchlog.events import Duel, Sprt, UsageError, uuid7
+from matchlog.events import ChanceCommitted, ChanceRevealed, Duel, Sprt, UsageError, decode, encode, now_us, uuid7
 from matchlog.replay.duels import DuelReport
 from matchlog.replay.sprt import Estimate, estimate, llr
 
@@ -128,7 +133,9 @@ def run_duel(
     if resume is not None:
         earlier = store.duel(resume)
         sprt, duplicate = _fits(earlier, game, roster, table, sprt, duplicate)
-    planned = pairs or (DEFAULT_SPRT_PAIRS if sprt is not None else _DEFAULT_PAIRS)
+    # A resumed duel plays on to the pairs it planned, unless told otherwise.
+    planned = pairs or (earlier.pairs_planned if earlier is not None else 0)
+    planned = planned or (DEFAULT_SPRT_PAIRS if sprt is not None else _DEFAULT_PAIRS)
     duel_id = earlier.duel_id if earlier is not None else str(uuid7())
     tag = Duel(id=duel_id, pair=0, game=0, games=table, duplicate=duplicate, sprt=sprt, pairs=planned)
     slots, seeds, scored = _open_slots(earlier, engine.spec.chance and duplicate, seed, master)
@@ -153,7 +160,7 @@ def run_duel(
         limits,
         duel=plan,
     )
-    writer = _Writer(store)
+    writer = _DuelWriter(store, setup, shared_chance=engine.spec.chance and duplicate)
     tally = _Tally(writer, plan, table, sprt, earlier, scored, on_pair)
     began = time.monotonic()
     interrupted, unfinished = _record(
@@ -229,13 +236,47 @@ def _seed_bytes(text: str | None) -> bytes | None:
         return None
 
 
+class _DuelWriter(_Writer):
+    """The tournament's writer, which also reveals the chance seed of a game it ends unfinished
+    wherever the seed can help nobody, so that `audit` re-derives every draw of the game: once the
+    duel has decided (its pairs are never played on), and always in a duplicate duel, where a
+    pair's seed is no secret from the pair's other games anyway (the first game to end reveals it,
+    and the others replay its draws), so a resumed duel can play the pair's missing games from it.
+    A fresh-chance game's own seed stays secret until the duel decides."""
+
+    def __init__(self, store: Any, setup: Setup, *, shared_chance: bool) -> None:
+        super().__init__(store)
+        self.setup = setup
+        self.shared_chance = shared_chance
+        self.over = False  # set once the test decides
+        self.committed: dict[UUID, str] = {}  # match id -> the commitment its referee recorded
+
+    def queue(self, match_id: UUID, events: list[tuple[str, int, bytes]]) -> None:
+        first = self.sent.get(match_id, 0)
+        for _, _, payload in events[: max(0, 2 - first)]:  # a commitment follows the start
+            event = decode(payload)
+            if isinstance(event, ChanceCommitted):
+                self.committed[match_id] = event.commitment
+        super().queue(match_id, events)
+
+    def abandon(self, match_id: UUID, reason: str) -> None:
+        number = self.running.get(match_id)
+        promised = self.committed.get(match_id)
+        if number is not None and promised is not None and (self.over or self.shared_chance):
+            seed = self.setup.randomness(number)[1]["seed"]
+            secret = seed if isinstance(seed, bytes) else seed_for(seed)
+            if commitment(secret) == promised:  # never reveal what the game did not commit to
+                self.queue(match_id, [(str(uuid7()), now_us(), encode(ChanceRevealed(seed=secret.hex())))])
+        super().abandon(match_id, reason)
+
+
 class _Tally:
     """The test as pairs complete, from the writer's finished matches: the stop condition of the
     writer loop, and the progress it reports."""
 
     def __init__(
         self,
-        writer: _Writer,
+        writer: _DuelWriter,
         plan: DuelPlan,
         table: int,
         sprt: Sprt | None,
@@ -265,7 +306,10 @@ class _Tally:
                 self.counts[round(sum(games.values()) / self.table * self.grid)] += 1
                 del self.scores[pair]
                 verdict = verdict or self._report()
-        return None if verdict is None else f"the duel decided: {verdict} accepted"
+        if verdict is None:
+            return None
+        self.writer.over = True  # the duel is over: nothing will draw from its seeds again
+        return f"the duel decided: {verdict} accepted"
 
     def _report(self) -> str | None:
         value = None

@@ -4,6 +4,13 @@ The referee keeps the live state in memory and records every event as it goes (s
 at most what was not yet committed). Each game supplies a `GameProtocol` that speaks its players'
 protocol (which method to call, with what view) and its policy for rejected answers.
 
+The live state is its judge's (`replay.judge`): the one judge every writer of the log hands its
+events to, and the audit runs again. A player's answer is judged by it (`allowed`), chance is drawn
+through it (from the committed seed, which the judge knows), and every event the referee records,
+its own rulings included, is taken by it first: an event it refuses raises `IllegalAction` and is
+neither applied nor recorded. What the judge has just cleared (an answer it allowed, a draw it
+made, a rejection it made) is not judged a second time when it is recorded.
+
 A referee either opens a match (recording its `MatchStarted`) or picks one up that has not ended
 (a `Resumption`: its effective history, folded again here): then it records `MatchResumed` and,
 for a game with chance, a fresh commitment, the start of a new chance segment.
@@ -45,6 +52,7 @@ from matchlog.events import (
     drafts,
     uuid7,
 )
+from matchlog.replay.judge import Judge
 from matchlog.store import Appended, Figures, Store
 
 from .calls import Reply
@@ -313,7 +321,11 @@ class Referee:
         self.match_id = match_id or uuid7()
         self.recorder = recorder if recorder is not None else MemoryRecorder()
         self.on_event = on_event
-        self.state = engine.start(started)
+        seeds = (*(resumption.seeds if resumption is not None else ()), *((chance.secret,) if chance else ()))
+        #: The judge: the live state, and the ruling on every event before it is recorded.
+        self.judge = Judge(started, match_id=self.match_id, seeds=seeds, engine=engine)
+        #: The live state: the judge's, after every event recorded (undos applied).
+        self.state: Any = self.judge.state
         self.removed: set[int] = set()
         #: Each seat's rejected answers since its last accepted one.
         self.rejections: dict[int, int] = {}
@@ -340,11 +352,13 @@ class Referee:
             raise ValueError(f"{len(resumption.players)} players for {len(self.started.seats)} seats")
         for record in resumption.history:
             before = self.state
-            self.state = self.engine.apply(before, record.event)
+            self.judge.fold([record])
+            self.state = self.judge.state
             self.tally.add(record.seq, before, record.event, self.state)
             if isinstance(record.event, PlayerRemoved):
                 self.removed.add(record.event.seat)
         self.seq = resumption.last_seq
+        self.judge.next_seq = self.seq + 1
         self._seeds = resumption.seeds
         self.record(MatchResumed(players=resumption.players, unconfined=resumption.unconfined))
 
@@ -353,7 +367,11 @@ class Referee:
         return tuple(seat.name for seat in self.started.seats)
 
     def record(self, *events: Event) -> None:
-        """Apply `events` to the live state and record them, in one append."""
+        """Have the judge take `events` and record them, in one append.
+
+        Raises:
+            IllegalAction: the judge refuses one (the code names the rule); none is applied or recorded.
+        """
         self._emit(list(events), apply=True)
 
     def _emit(self, events: list[Event], *, apply: bool) -> None:
@@ -361,11 +379,26 @@ class Referee:
             self._emit_held(events, apply=apply)
 
     def _emit_held(self, events: list[Event], *, apply: bool) -> None:
-        for event in events:
-            before = self.state
-            if apply:
-                self.state = self.engine.apply(self.state, event)
-            self.step.append((before, event, self.state))
+        judge = self.judge
+        states: list[tuple[Any, Any]] = []
+        if apply:
+            saved = judge.save(any(isinstance(e, ActionsUndone) for e in events)) if len(events) > 1 else None
+            try:
+                stack = judge.stack
+                for event in events:
+                    before = stack[-1][1]
+                    judge.take(event)
+                    stack = judge.stack  # (an undo's restore may have replaced it)
+                    states.append((before, stack[-1][1]))
+            except IllegalAction:
+                if saved is not None:
+                    judge.restore(saved)  # all of them, or none
+                raise
+            self.state = judge.state
+        else:
+            states = [(self.state, self.state)] * len(events)
+        for event, (before, after) in zip(events, states, strict=True):
+            self.step.append((before, event, after))
             if isinstance(event, PlayerRemoved):
                 self.removed.add(event.seat)
             elif isinstance(event, AnswerRejected):
@@ -373,10 +406,10 @@ class Referee:
             elif event.actor is not None:
                 self.rejections.pop(event.actor, None)  # an accepted answer: the count starts again
             self.seq += 1
-            if apply:
-                self.tally.add(self.seq, before, event, self.state)
+            if apply and not isinstance(event, ActionsUndone):
+                self.tally.add(self.seq, before, event, after)
             if self.on_event is not None:
-                self.on_event(event, self.state)
+                self.on_event(event, after)
         self.recorder.record(drafts(events))
 
     def remove(self, seat: int, code: str, reason: str) -> None:
@@ -393,15 +426,19 @@ class Referee:
         self.remove(seat, Rule.REJECTION_LIMIT, f"{count} rejected answers in a row (the limit is {limit})")
         return True
 
-    def judge(self, seat: int, reply: Reply) -> Event:
-        """The event a successful reply proposes, if the rules allow it.
+    def allowed(self, seat: int, reply: Reply) -> Event:
+        """The event a successful reply proposes, if the judge allows it.
 
         Raises:
             IllegalAction: the answer is malformed or breaks a rule.
         """
         event = self.engine.parse(self.state, seat, reply.value)
-        self.engine.check(self.state, seat, event)
+        self.judge.check_answer(seat, event)
         return event
+
+    def draw(self, rng: random.Random | None = None) -> Event:
+        """The event chance records now: what the committed seed draws, else what `rng` draws."""
+        return self.judge.draw(rng or self.chance or random.Random())
 
     def run(self, protocol: GameProtocol, rng: random.Random | None = None) -> Outcome:
         """Play the match to its end and record the outcome; chance draws from `rng`."""
@@ -414,7 +451,7 @@ class Referee:
             before = self.state
             self.step = []
             if turn.seat == CHANCE:
-                self.record(self.engine.chance(self.state, rng or self.chance or random.Random()))
+                self.record(self.draw(rng))
                 protocol.after(self, before, self.state)
                 continue
             reply = protocol.ask(self, turn)
@@ -422,7 +459,7 @@ class Referee:
                 self.remove(turn.seat, reply.failure or "player.failed", reply.detail)
             else:
                 try:
-                    event = self.judge(turn.seat, reply)
+                    event = self.allowed(turn.seat, reply)
                 except IllegalAction as error:
                     rejected = AnswerRejected(
                         seat=turn.seat,
@@ -440,24 +477,29 @@ class Referee:
         return self.finish()
 
     def finish(self, outcome: Outcome | None = None) -> Outcome:
-        """Record how the match ended (by default, as the engine sees it) and wait for the log."""
+        """Record how the match ended (by default, as the engine sees it) and send it to the log."""
         outcome = outcome if outcome is not None else self.engine.outcome(self.state)
         assert outcome is not None, "an engine with nobody to act must have an outcome"
-        self.record(*self._reveal(), MatchEnded(outcome=outcome))
-        self.recorder.project(self.seq, self.tally.figures())
-        self.recorder.flush()
-        self.outcome = outcome
-        return outcome
+        return self._end(MatchEnded(outcome=outcome))
 
     def abandon(self, reason: str) -> Outcome:
-        """End the match without a result (every seat shares the place), recording why."""
+        """End the match without a result (every seat shares the place), recording why; a match
+        that has ended already keeps its end."""
+        if self.outcome is not None:
+            return self.outcome
         players = len(self.started.seats)
         outcome = Outcome(places=(1,) * players, winners=(), result="abandoned", removed=tuple(sorted(self.removed)))
-        self.record(*self._reveal(), MatchEnded(outcome=outcome, reason=reason))
-        self.recorder.project(self.seq, self.tally.figures())
-        self.recorder.flush()
-        self.outcome = outcome
-        return outcome
+        return self._end(MatchEnded(outcome=outcome, reason=reason))
+
+    def _end(self, ended: MatchEnded) -> Outcome:
+        # A Ctrl-C waits until the end, its figures and the outcome are all in place: one that came
+        # between them would have the match abandoned after its end.
+        with held_ctrl_c():
+            self.record(*self._reveal(), ended)
+            self.outcome = ended.outcome
+            self.recorder.project(self.seq, self.tally.figures())
+            self.recorder.flush()
+        return ended.outcome
 
     def _reveal(self) -> list[Event]:
         """The seed of a committed random source (and earlier segments' seeds this referee knows),
@@ -465,8 +507,11 @@ class Referee:
         own = () if self.chance is None else (self.chance.secret,)
         return [ChanceRevealed(seed=seed.hex()) for seed in (*self._seeds, *own)]
 
-    def take_back(self, undo: ActionsUndone, state: Any) -> None:
-        """Record an undo and return to `state`, the state before the first event it takes back."""
-        self._emit([undo], apply=False)
+    def take_back(self, undo: ActionsUndone) -> None:
+        """Record an undo: the judge returns to the state before the first event it takes back.
+
+        Raises:
+            IllegalAction: it does not take back the latest effective events.
+        """
+        self._emit([undo], apply=True)
         self.tally.take_back(undo.seqs)
-        self.state = state

@@ -283,6 +283,8 @@ def _referee(
     """Play a match (a new one, or one picked up) with its game's runner, to its end."""
     game = started.game
     engine = get_engine(game)
+    if game == "backgammon":  # before anything is recorded
+        backgammon.refuse_match_play(started.options)
     calls = [
         channel_for(player, game, index, None if is_builtin(game, seat.player) else timeout)
         for index, (seat, player) in enumerate(zip(seats, players, strict=True))

@@ -150,6 +150,8 @@ class _QueueRecorder:
         if len(self.buffer) >= _CHUNK:
             self.flush()
         self.steps += 1
+        if any(isinstance(d.event, MatchEnded) for d in drafts):
+            return  # the match has ended: it goes to the writer whole, never to be ended again
         if self.steps % 16 == 0 and (self.stop.is_set() or os.getppid() != self.parent):
             self.flush()
             raise _Stopped  # asked to stop, or the writer is gone: nobody would record the rest
@@ -174,7 +176,8 @@ class DuelPlan(msgspec.Struct, frozen=True, kw_only=True):
     game `game` of pair `pair` (`slot`), seated by the `game`-th arrangement (the seats rotated),
     tagged with `duel` (its pair and game filled in). In a duplicate duel every game of a pair
     draws its chance from the pair's seed: `seeds[pair]` where a game of the pair already revealed
-    it, else one derived from the tournament's seed and the pair alone."""
+    it, else one derived from the tournament's seed and the pair alone; and the players at each
+    seat draw their own randomness from one source for the pair (`Setup.randomness`)."""
 
     duel: Duel
     slots: tuple[tuple[int, int], ...] = ()  # (pair, game) played first: those missing from earlier pairs
@@ -212,6 +215,21 @@ class Setup(msgspec.Struct, frozen=True):
             return self.orders[self.duel.slot(number)[1]]
         return self.orders[number % len(self.orders)]
 
+    def randomness(self, number: int) -> tuple[list[random.Random], dict[str, Any]]:
+        """The random sources of match `number`'s players, seat by seat, and its plan (`plan`):
+        both depend only on the tournament's seed and the number, so the writer can name the seed
+        of a match a worker left unfinished."""
+        rng = random.Random(f"{self.seed}:{number}")
+        players = [random.Random(rng.randrange(2**63)) for _ in self.order(number)]
+        if self.duel is not None and self.duel.duel.duplicate:
+            # A duplicate pair shares its seats' randomness as it shares its chance (common random
+            # numbers): whoever sits at a seat draws what the players there drew in the pair's other
+            # games, so two players that decide alike play alike, and only their differences part
+            # the games.
+            pair = self.duel.slot(number)[0]
+            players = [random.Random(f"{self.seed}:pair:{pair}:seat:{seat}") for seat in range(len(players))]
+        return players, self.plan(number, rng)
+
     def plan(self, number: int, rng: random.Random) -> dict[str, Any]:
         """How match `number` is played besides its seats: its chance seed, series, duel tag and
         position (`rng` is the match's own, from which a tournament match draws its seed)."""
@@ -241,15 +259,14 @@ def play_numbered(setup: Setup, number: int, results: Any, stop: Any) -> bool:
     played again (a Ray task rerun after its node died) is the same match.
     """
     order = setup.order(number)
-    rng = random.Random(f"{setup.seed}:{number}")
     table = [setup.seats[i] for i in order]
+    rngs, plan = setup.randomness(number)
     match_id = uuid7()
     recorder = _QueueRecorder(results, stop, number, match_id)
     results.put(("start", number, match_id.bytes, list(order)))
     players: list[object] = []
     try:
-        for seat in table:
-            rng_of_seat = random.Random(rng.randrange(2**63))
+        for seat, rng_of_seat in zip(table, rngs, strict=True):
             players.append(
                 make_player(setup.game, seat.player, rng_of_seat, in_process=setup.in_process, limits=setup.limits)
             )
@@ -261,7 +278,7 @@ def play_numbered(setup: Setup, number: int, results: Any, stop: Any) -> bool:
             recorder=recorder,
             timeout=setup.timeout,
             match_id=match_id,
-            **setup.plan(number, rng),
+            **plan,
         )
     except _Stopped:
         return False  # the writer ends the match as interrupted

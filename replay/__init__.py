@@ -5,6 +5,7 @@ from .branch import abandon, fork, undo, undoable
 from .deep import verify_deep
 from .fold import Step, Visitor, effective, engine_of, fold, fold_all, timeline, undone_seqs
 from .imports import check_match, import_jsonl
+from .judge import Judge
 from .projections import figures_of, refresh
 from .stats import DiceFairness, GameFigure, GameStats, Rate, Statistics, chi_square_p, statistics, wilson
 from .travel import SNAPSHOT_EVERY, MatchState, load, state_at
@@ -15,7 +16,6 @@ from .views import (
     export_seat_jsonl,
     seat_audit,
     seat_audit_report,
-    seat_catalogue,
     seat_dispute,
     seat_dispute_report,
     seat_lines,
@@ -30,6 +30,7 @@ __all__ = [
     "Dispute",
     "GameFigure",
     "GameStats",
+    "Judge",
     "MatchAudit",
     "MatchState",
     "Rate",
@@ -58,7 +59,6 @@ __all__ = [
     "refresh",
     "seat_audit",
     "seat_audit_report",
-    "seat_catalogue",
     "seat_dispute",
     "seat_dispute_report",
     "seat_lines",

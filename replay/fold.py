@@ -142,6 +142,9 @@ class Step(msgspec.Struct, frozen=True, kw_only=True):
     after: Any
     text: str
     undone_by: int | None = None  # the seq of the undo that later took this event back
+    #: This event goes on the action of the line before it (a backgammon turn's next checker):
+    #: readers show the two as one line, with this one's text, which says the whole of it so far.
+    joins: bool = False
 
 
 def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: bool = False) -> Iterator[Step]:
@@ -155,11 +158,14 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
     undone_at = {seq: r.seq for r in records if isinstance(r.event, ActionsUndone) for seq in r.event.seqs}
     state = engine.start(records[0].event)  # type: ignore[arg-type]
     stack: list[tuple[int, Any]] = [(0, state)]  # effective (seq, state after it)
+    # An engine may say an event goes on the one before it (`continues`): it joins that line when
+    # nothing came between them in the log and both stand or were taken back together.
+    continues = getattr(engine, "continues", None)
 
     def shown(s: Any) -> Any:
         return shown_state(engine, s, seat) if as_seat else s
 
-    def step(record: Record, before: Any, after: Any, undone_by: int | None) -> Step:
+    def step(record: Record, before: Any, after: Any, undone_by: int | None, joins: bool = False) -> Step:
         event = shown_event(engine, before, record.event, seat) if as_seat else record.event
         if as_seat:
             record = msgspec.structs.replace(record, event=event, actor=event.actor, hash=b"")
@@ -170,6 +176,7 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
             after=shown(after),
             text=engine.describe(shown(before), event, shown(after)),
             undone_by=undone_by,
+            joins=joins,
         )
 
     yield step(records[0], state, state, None)
@@ -182,6 +189,14 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
                 stack.pop()
             after = stack[-1][1]
         else:
+            joins = (
+                continues is not None
+                and stack[-1][0] == record.seq - 1
+                and undone_at.get(record.seq) == undone_at.get(record.seq - 1)
+                and continues(before, event)
+            )
             after = engine.apply(before, event)
             stack.append((record.seq, after))
+            yield step(record, before, after, undone_at.get(record.seq), joins)
+            continue
         yield step(record, before, after, undone_at.get(record.seq))

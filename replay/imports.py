@@ -3,8 +3,11 @@
 The store checks each imported line on its own (its bytes, its hash chain, its time, its names);
 it knows no game. `check_match` adds what needs the rules: the game is one this matchlog knows, it
 can start with those options and that many seats, every event is one of its own types, every seat
-an event names is at the table, the outcome places every seat, and the rules can fold every event
-in turn. So a log never holds a match that would break `replay`, `stats` or `export` later.
+an event names is at the table, the outcome places every seat; then the judge every referee's
+event goes through (`replay.judge`) takes the match event by event, as the audit runs it (knowing
+the seeds the match reveals): each answer in its turn and allowed, each rejection and ruling
+explained, chance only where chance acts, the outcome the rules give. So a log never holds a match
+that `audit` would fault, or that would break `replay`, `stats` or `export` later.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from uuid import UUID
 from matchlog.engines import get as get_engine
 from matchlog.engines import names as game_names
 from matchlog.events import (
-    ActionsUndone,
     Event,
     ImportRejected,
     KnockoutGamePlayed,
@@ -24,9 +26,12 @@ from matchlog.events import (
     MatchlogError,
     MatchStarted,
     Outcome,
+    Record,
     UsageError,
 )
 from matchlog.store import Appended, Store
+
+from .audit import audit_records
 
 __all__ = ["check_match", "import_jsonl"]
 
@@ -61,24 +66,25 @@ def check_match(match_id: UUID, events: Sequence[tuple[int, Event]]) -> None:
             f"line {line}: {started.game!r} is not a game this matchlog knows ({', '.join(game_names())})"
         ) from None
     try:
-        state = engine.start(started)
+        engine.start(started)
     except MatchlogError as error:
         raise ImportRejected(f"line {line}: match {match_id} cannot start as recorded: {error.message}") from None
     seats = len(started.seats)
-    taken = {seq for _, event in events if isinstance(event, ActionsUndone) for seq in event.seqs}
     for seq, (line, event) in enumerate(events[1:], start=1):
         if type(event) not in engine.views or type(event).view_only or isinstance(event, MatchStarted):
             raise ImportRejected(f"line {line}: {event.tag} is not an event of a {started.game} match at seq {seq}")
         _check_seats(line, event, seats)
-        if seq in taken or isinstance(event, ActionsUndone):
-            continue
-        try:
-            state = engine.apply(state, event)
-        except Exception as error:  # the rules cannot fold it: replay, stats and views could not either
-            raise ImportRejected(
-                f"line {line}: the rules of {started.game} cannot apply {event.tag} at seq {seq}: "
-                f"{type(error).__name__}: {error}"
-            ) from None
+    records = [
+        Record(match_id=match_id, seq=seq, event_id=match_id, at_us=0, actor=event.actor, version=event.version,
+               event=event, hash=b"")
+        for seq, (_, event) in enumerate(events)
+    ]  # fmt: skip
+    report = audit_records(records)
+    if report.findings:
+        finding = report.findings[0]
+        seq = finding.seq if finding.seq is not None else 0
+        line = events[seq][0] if 0 <= seq < len(events) else events[-1][0]
+        raise ImportRejected(f"line {line}: {finding.message} [{finding.rule}]")
 
 
 def _check_seats(line: int, event: Event, seats: int) -> None:

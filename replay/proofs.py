@@ -20,6 +20,7 @@ it a hidden value:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
@@ -247,21 +248,19 @@ def prove(
             }
         entries.append(entry)
     first = chosen[0][0]
-    bundle: dict[str, Any] = {
+    # Only what the checker can bind goes in (docs/proofs.md): not the match's last seq or state, not
+    # the view it was made for. The hash before a first event other than seq 0 is bound by that
+    # event's chain hash (it is whole: one event is proven only to a reader who saw it whole).
+    return {
         "bundle": BUNDLE_FORMAT,
         "checkpoint": note,
         "match_id": str(info.match_id),
-        "last_seq": last,
-        "ended": info.status != "running",
-        "previous": by_seq[first - 1][9].hex() if first and first - 1 in by_seq else None,
+        "previous": by_seq[first - 1][9].hex() if first else None,
         "entries": entries,
         "nodes": nodes,
         "against": against,
         "consistency": _consistency(tree, held, size),
     }
-    if as_seat is not None:
-        bundle["as_seat"] = as_seat
-    return bundle
 
 
 def _consistency(tree: Any, held: Checkpoint | Receipt | None, size: int) -> list[str] | None:
@@ -271,7 +270,7 @@ def _consistency(tree: Any, held: Checkpoint | Receipt | None, size: int) -> lis
 
 
 def _absent(store: Store, held: Receipt, against: str, signer: Signer | None) -> dict[str, Any]:
-    """The bundle a log gives for a match it no longer has, against the receipt of it."""
+    """The bundle a log gives for a match it no longer has, against the receipt of it: no entries."""
     tree = store.tree()
     current = tree.size()
     size, _, note = _covering(store, min(held.size, current) if current else 0, signer)
@@ -279,7 +278,7 @@ def _absent(store: Store, held: Receipt, against: str, signer: Signer | None) ->
         "bundle": BUNDLE_FORMAT,
         "checkpoint": note,
         "match_id": held.match_id,
-        "missing": True,
+        "previous": None,
         "entries": [],
         "nodes": [],
         "against": against,
@@ -290,7 +289,12 @@ def _absent(store: Store, held: Receipt, against: str, signer: Signer | None) ->
 def verify_against(store: Store, notes: Sequence[str], key: VerifierKey) -> list[Problem]:
     """Check the log file against checkpoints and receipts held elsewhere (signed by `key`): its tree,
     recomputed from its events, must extend each checkpoint's, and each receipt's match must hold the
-    events it signed, at the leaves it signed. The file's own kept tree is checked on the way."""
+    events it signed, at the leaves it signed. The file's own kept tree is checked on the way.
+
+    Each finding names what the evidence allows: leaves gone from the tree at the event a receipt
+    signed there (never at the event after the gap), a match the catalogue still names at its first
+    seq gone, and a fork (the key signed a tree the log's own branch contradicts) as a fork, apart
+    from a rewrite (the file is no longer what was signed) and a removal (the log is smaller)."""
     problems: list[Problem] = []
     held: list[Checkpoint | Receipt] = []
     for number, note in enumerate(notes, start=1):
@@ -298,24 +302,109 @@ def verify_against(store: Store, notes: Sequence[str], key: VerifierKey) -> list
             held.append(read_note(note, key))
         except NoteError as error:
             problems.append(Problem(f"against.{error.code.split('.')[-1]}", f"checkpoint or receipt {number}: {error}"))
-    roots, tree_problems = _recompute(store, {h.size for h in held})
-    problems.extend(tree_problems)
-    size = max(roots) if roots else 0
+    receipts = [note for note in held if isinstance(note, Receipt)]
+    # What a receipt signed at each leaf: which event it was, and its hash.
+    signed_at = {leaf: (r.match_id, seq, digest) for r in receipts for seq, leaf, digest in r.events}
+    own = _own_checkpoints(store, key)
+    tree = _recompute(store, {h.size for h in held} | {c.size for c in own}, set(signed_at))
+    problems.extend(tree.problems)
+    for first, last, before, after in tree.gaps:
+        gone = signed_at.get(first)
+        where = f"after match {before[0]} seq {before[1]}" if before else "at the start"
+        where += f", before match {after[0]} seq {after[1]}" if after else ""
+        count = last - first + 1
+        message = f"leaves {first} to {last} of the tree are gone ({count} event{'s' if count > 1 else ''}, {where})"
+        if gone is not None:
+            message += f"; a receipt signed match {gone[0]} seq {gone[1]} at leaf {first}"
+        problems.append(Problem("tree.leaf_gap", message, *(gone[:2] if gone else (None, None))))
+    # The log's own branch: the checkpoints it keeps that its events still give.
+    branch = [c for c in own if tree.roots.get(c.size) == c.root]
+    size = tree.size
     for signed in sorted({h.size for h in held}):
         kinds = [type(h).__name__.lower() for h in held if h.size == signed]
         given = " and ".join(f"{kinds.count(k)} {k}{'s' if kinds.count(k) > 1 else ''}" for k in dict.fromkeys(kinds))
         if signed > size:
-            message = f"the log has {size} entries; it signed {signed} (in the {given} given): entries were removed"
-            problems.append(Problem("log.shrunk", message))
-        elif any(h.root != roots[signed] for h in held if h.size == signed):
-            message = (
-                f"the log's first {signed} entries are not the ones it signed (in the {given} given): it was "
-                "rewritten since (its tree, recomputed from its events, has another root)"
+            diverged = next(
+                (leaf for leaf, (_, _, digest) in sorted(signed_at.items()) if tree.hashes.get(leaf, digest) != digest),
+                None,
             )
-            problems.append(Problem("log.rewritten", message))
-    for note in held:
-        if isinstance(note, Receipt):
-            problems.extend(compare_receipt(note, *_match_now(store, note.match_id)))
+            if diverged is None:
+                message = (
+                    f"the log has {size} entries; it signed {signed} (in the {given} given): entries were removed "
+                    "since, or this log went another way before it had that many (a fork): a checkpoint alone "
+                    "cannot tell which"
+                )
+                problems.append(Problem("log.shrunk", message))
+            else:
+                match_id, seq, _ = signed_at[diverged]
+                problems.append(_diverged(branch, diverged, f"{signed} (in the {given} given)", match_id, seq))
+        elif any(h.root != tree.roots[signed] for h in held if h.size == signed):
+            mine = [c.size for c in branch if c.size >= signed]
+            if mine:
+                message = (
+                    f"the log signed a tree of {mine[0]} entries (kept in it, and its events give it) that does not "
+                    f"extend the tree of {signed} it signed (in the {given} given): one key signed two histories, "
+                    "a fork"
+                )
+                problems.append(Problem("log.forked", message))
+            else:
+                message = (
+                    f"the log's first {signed} entries are not the ones it signed (in the {given} given): it was "
+                    "rewritten since (its tree, recomputed from its events, has another root)"
+                )
+                problems.append(Problem("log.rewritten", message))
+    for note in receipts:
+        problems.extend(compare_receipt(note, *_match_now(store, note.match_id)))
+    problems.extend(_catalogued(store, {note.match_id for note in receipts}))
+    return problems
+
+
+def _diverged(branch: list[Checkpoint], leaf: int, signed: str, match_id: str, seq: int) -> Problem:
+    """The finding for a log smaller than a tree it signed whose leaf `leaf` holds another event than
+    the log: a fork when the log's own branch, signed, already covers that leaf; else a rewrite."""
+    mine = [c.size for c in branch if c.size > leaf]
+    if mine:
+        message = (
+            f"the log signed a tree of {mine[0]} entries (kept in it) whose leaf {leaf} is not the one the tree of "
+            f"{signed} holds (match {match_id} seq {seq} there): one key signed two histories, a fork"
+        )
+        return Problem("log.forked", message)
+    message = (
+        f"the log's leaf {leaf} is not what the tree of {signed} holds there (match {match_id} seq {seq}): "
+        "the log was rewritten since, not only cut short"
+    )
+    return Problem("log.rewritten", message)
+
+
+def _own_checkpoints(store: Store, key: VerifierKey) -> list[Checkpoint]:
+    """The checkpoints the log keeps that `key` signed, as their notes say (smallest first)."""
+    own = []
+    for size, root, note, _ in store.checkpoints():
+        try:
+            signed = read_note(note, key)
+        except NoteError:
+            continue
+        if isinstance(signed, Checkpoint) and (signed.size, signed.root) == (size, root):
+            own.append(signed)
+    return sorted(own, key=lambda c: c.size)
+
+
+def _catalogued(store: Store, receipted: set[str]) -> list[Problem]:
+    """Matches the catalogue still names whose events are gone (the first seq gone), but those a
+    receipt already names."""
+    problems = []
+    for match_id, last, seqs in store.tree().short_matches():
+        if match_id in receipted:
+            continue
+        if not seqs:
+            message = f"the catalogue names the match, seqs 0 to {last}; none of its events is in the log"
+            problems.append(Problem("match.deleted", message, match_id, 0))
+            continue
+        first = next((seq for number, seq in enumerate(seqs) if seq != number), len(seqs))
+        message = f"the catalogue says the match runs to seq {last}; the log holds it to seq {first - 1}"
+        if first < seqs[-1]:
+            message = f"the catalogue says the match runs to seq {last}; its seq {first} is gone"
+        problems.append(Problem("match.cut", message, match_id, first))
     return problems
 
 
@@ -332,33 +421,47 @@ def _match_now(store: Store, match_id: str) -> tuple[dict[int, tuple[int, bytes]
     return {row[0]: (leaves.get(row[0], -1), row[9]) for row in rows}, rows[-1][0]
 
 
-def _recompute(store: Store, sizes: set[int]) -> tuple[dict[int, bytes], list[Problem]]:
-    """The roots of the file's tree at `sizes` (and at its full size), recomputed from the events in
-    leaf order, and what disagrees on the way: a gap in the leaves, a kept subtree that is not the
-    hash of its leaves."""
-    problems: list[Problem] = []
+@dataclass
+class _Recomputed:
+    """The file's tree recomputed from its events: its size, its roots at the sizes asked for, the
+    chain hashes at the leaves asked for, the gaps in its leaf numbers (first and last leaf gone, and
+    the events either side), and what disagrees with the kept tree."""
+
+    size: int = 0
+    roots: dict[int, bytes] = field(default_factory=dict)
+    hashes: dict[int, bytes] = field(default_factory=dict)
+    gaps: list[tuple[int, int, tuple[str, int] | None, tuple[str, int] | None]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _recompute(store: Store, sizes: set[int], leaves_wanted: set[int]) -> _Recomputed:
+    """The file's tree, recomputed from the events in leaf order (see `_Recomputed`)."""
+    found = _Recomputed()
     frontier = Frontier()
-    roots: dict[int, bytes] = {0: frontier.root()}
+    found.roots[0] = frontier.root()
     wanted = sorted(s for s in sizes if s > 0)
     kept = store.tree_nodes()
     expected = 0
+    previous: tuple[str, int] | None = None
     for leaves, match_ids, seqs, hashes in store.tree_leaves():
         chunk: list[bytes] = []
         for leaf, match_id, seq, digest in zip(leaves, match_ids, seqs, hashes, strict=True):
             if leaf != expected:
-                problems.append(
-                    Problem("tree.leaf_gap", f"the leaves jump from {expected - 1} to {leaf}", match_id, seq)
-                )
+                found.gaps.append((expected, leaf - 1, previous, (match_id, seq)))
                 expected = leaf
+            if leaf in leaves_wanted:
+                found.hashes[leaf] = digest
             chunk.append(digest)
             expected += 1
+            previous = (match_id, seq)
             if wanted and frontier.size + len(chunk) == wanted[0]:
-                _extend(frontier, chunk, kept, problems)
+                _extend(frontier, chunk, kept, found.problems)
                 chunk = []
-                roots[wanted.pop(0)] = frontier.root()
-        _extend(frontier, chunk, kept, problems)
-    roots[frontier.size] = frontier.root()
-    return roots, problems
+                found.roots[wanted.pop(0)] = frontier.root()
+        _extend(frontier, chunk, kept, found.problems)
+    found.size = frontier.size
+    found.roots[frontier.size] = frontier.root()
+    return found
 
 
 def _extend(

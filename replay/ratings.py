@@ -9,9 +9,25 @@ Two answers, both pure functions of the ended matches of the log in commit order
 - Bradley-Terry maximum likelihood over every result at once (the `choix` library), for fixed
   versions of programs, which do not drift: an Elo scale relative to an anchor player (Elo 0) and
   a 95% interval from the fit's Fisher information. A match of K seats counts as the K(K-1)/2
-  results between its seats (a tie half a win each); every pair that met counts one tie more, a
-  weak prior, so that a player that never lost still has a finite rating. Players that never met
-  the anchor's group, directly or through others, are rated against an anchor of their own group.
+  results between its seats (a tie half a win each), each weighing `pair_weight(K)`: those results
+  come from one finishing order and are not independent, so together they count for what a
+  finishing order tells of each player under Plackett-Luce, not for K - 1 games each (which made
+  the intervals of 4-seat games about a quarter too narrow). Every pair that met counts one tie
+  more, a weak prior, so that a player that never lost still has a finite rating. Players that
+  never met the anchor's group, directly or through others, are rated against an anchor of their
+  own group.
+
+A player is provisional while its σ is above `PROVISIONAL_SIGMA` (5, from the start's 25 / 3):
+where Weng-Lin gets after about ten even games against established players (σ ≤ 2.5), as lichess
+marks a Glicko-2 rating provisional until its deviation falls from 350 to 110, which takes about
+ten such games. The threshold is set by games of evidence, not by the ratio 110 / 350: Weng-Lin's
+σ falls more slowly than Glicko's deviation (a third of the start, 2.8, takes about 80 even
+games), and results against a much weaker or stronger player say little, so a player that only
+ever beat one much weaker keeps a large σ (about 6 after 24 such wins), as it should.
+
+A table is a projection of the log up to its head, and the log below a head never changes:
+`RatingCache` keeps tables by the head they were computed at and the question asked (the
+service's, which tags its answers with them).
 
 A player is who played: the name given and the strategy or program. One name played by two
 strategies is two players ("name (strategy)"); an alias counts one name as another (`aliases`),
@@ -21,8 +37,10 @@ abandoned ones do not.
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -31,15 +49,38 @@ import msgspec
 
 from matchlog.events import UsageError
 
-from .results import Result, results
+from .results import LogHead, Result, results
 
-__all__ = ["PROVISIONAL_SIGMA", "Rating", "RatingTable", "rate", "rating_table", "ratings_frame"]
+__all__ = [
+    "PROVISIONAL_SIGMA",
+    "Rating",
+    "RatingCache",
+    "RatingTable",
+    "pair_weight",
+    "rate",
+    "rating_table",
+    "ratings_frame",
+]
 
-#: A Weng-Lin rating is provisional while its σ is above this (the start is 25 / 3).
-PROVISIONAL_SIGMA = 2.5
+#: A Weng-Lin rating is provisional while its σ is above this (the start is 25 / 3): about ten
+#: even games against established players, as lichess asks (see the module's docstring).
+PROVISIONAL_SIGMA = 5.0
 #: Elo per unit of Bradley-Terry strength (natural log).
 _ELO_PER_NAT = 400 / math.log(10)
 _Z95 = 1.959963984540054
+
+
+def pair_weight(seats: int) -> float:
+    """What each of the `seats` (K) (K - 1) / 2 pairwise results of one K-seat match weighs in the
+    Bradley-Terry fit: 4 (K - H_K) / (K (K - 1)), H_K the K-th harmonic number (1 for two seats,
+    0.78 for three, 0.64 for four).
+
+    A finishing order of K evenly matched players tells each of them (K - H_K) / K of a unit of
+    Fisher information under Plackett-Luce (stage m of the order, m players left, includes the
+    player with chance m / K and tells p (1 - p) = (1 / m)(1 - 1 / m)); its K - 1 results counted
+    as independent games would tell (K - 1) / 4. The weight makes the two agree."""
+    harmonic = sum(1 / m for m in range(1, seats + 1))
+    return 4 * (seats - harmonic) / (seats * (seats - 1))
 
 
 class Rating(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,10 +126,12 @@ def rating_table(
     players: Sequence[str] = (),
     aliases: Mapping[str, str] | None = None,
     anchor: str | None = None,
+    head: int | None = None,
 ) -> RatingTable:
     """The ratings the log behind `store` gives (of `game`, a `series`, matches ended `since`),
     the rows of `players` only when some are named, with `aliases` counting names as others and
-    Bradley-Terry Elo relative to `anchor` (by default, whoever played most).
+    Bradley-Terry Elo relative to `anchor` (by default, whoever played most); read up to leaf
+    `head`, by default the log's last.
 
     Raises:
         UsageError: an alias that names itself, or an anchor that played none of these matches.
@@ -98,7 +141,7 @@ def rating_table(
     for name, target in aliases.items():
         if not name or not target or name == target:
             raise UsageError(f"--alias takes OLD=NEW with two different names, not {name}={target}", code="usage.alias")
-    head, found = results(store, game=game, series=series, since=since)
+    head, found = results(store, game=game, series=series, since=since, head=head)
     ended = [r for r in found if r.outcome is not None and r.outcome.result != "abandoned"]
     return rate(ended, head=head, game=game, players=players, aliases=aliases, anchor=anchor)
 
@@ -168,7 +211,7 @@ def _rate_game(game: str, ended: Sequence[Result], label: Any, anchor: str | Non
     record: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # matches, wins, draws, losses
     names: dict[str, set[str]] = defaultdict(set)
     strategies: dict[str, set[str]] = defaultdict(set)
-    scored: dict[tuple[str, str], float] = defaultdict(float)  # (a, b): a's points against b
+    scored: dict[tuple[str, str], float] = defaultdict(float)  # (a, b): a's weighted points against b
     counted = skipped = 0
     for result in ended:
         assert result.outcome is not None
@@ -195,11 +238,12 @@ def _rate_game(game: str, ended: Sequence[Result], label: Any, anchor: str | Non
                 line[1 if len(top) == 1 else 2] += 1
             else:
                 line[3] += 1
+        weight = pair_weight(len(who))
         for a in range(len(who)):
             for b in range(a + 1, len(who)):
                 points = 1.0 if places[a] < places[b] else 0.5 if places[a] == places[b] else 0.0
-                scored[(who[a], who[b])] += points
-                scored[(who[b], who[a])] += 1.0 - points
+                scored[(who[a], who[b])] += weight * points
+                scored[(who[b], who[a])] += weight * (1.0 - points)
     elo = _bradley_terry(sorted(skill), scored, {p: record[p][0] for p in skill}, anchor)
     rows = []
     for player, rating in skill.items():
@@ -255,16 +299,15 @@ def _bradley_terry(
                 frontier.append(other)
         group.sort()
         index = {p: i for i, p in enumerate(group)}
-        # Results as whole comparisons, doubled so that a tie (half a win each way) is one each;
-        # every pair that met adds one tie more (the prior).
-        comparisons: list[tuple[int, int]] = []
+        # Weighted wins (a tie half a win each way); every pair that met adds one tie more (the prior).
+        wins = np.zeros((len(group), len(group)))
         games: dict[tuple[int, int], float] = {}
         for (a, b), points in sorted(scored.items()):
             if a in index:
-                comparisons.extend([(index[a], index[b])] * (round(2 * points) + 1))
+                wins[index[a], index[b]] = points + 0.5
                 if index[a] < index[b]:
                     games[(index[a], index[b])] = points + scored[(b, a)] + 1.0
-        strength = np.asarray(choix.ilsr_pairwise(len(group), comparisons, alpha=0.0, max_iter=10_000, tol=1e-10))
+        strength = np.asarray(choix.ilsr_pairwise_dense(wins, alpha=0.0, max_iter=10_000, tol=1e-10))
         here = anchor if anchor in index else min(group, key=lambda p: (-matches.get(p, 0), p))
         # The covariance of the strengths relative to the anchor: the inverse of the Fisher
         # information with the anchor's row and column removed.
@@ -286,6 +329,73 @@ def _bradley_terry(
             half = _Z95 * math.sqrt(max(variance[i], 0.0)) * _ELO_PER_NAT
             fitted[player] = (float(elo), float(elo - half), float(elo + half), here)
     return fitted
+
+
+class RatingCache:
+    """Rating tables kept by the head of the log they were computed at and the question asked.
+
+    The log below a head never changes (events are only appended), so a table computed at a head
+    answers that question for as long as the head is the log's, and its tag (`tag`) says so to
+    an HTTP cache. Keeps the `size` tables last asked for; safe to share between threads."""
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self._tables: OrderedDict[tuple[Any, ...], RatingTable] = OrderedDict()
+        self._lock = threading.Lock()
+        self.computed = 0  # tables computed, not found kept
+
+    @staticmethod
+    def question(
+        game: str | None = None,
+        *,
+        since: datetime | None = None,
+        series: str | None = None,
+        players: Sequence[str] = (),
+        aliases: Mapping[str, str] | None = None,
+        anchor: str | None = None,
+    ) -> tuple[Any, ...]:
+        """What a table answers, as a key: its game and filters, in one canonical form."""
+        when = None if since is None else since.isoformat()
+        return (game, when, series, tuple(players), tuple(sorted((aliases or {}).items())), anchor)
+
+    @staticmethod
+    def tag(head: LogHead, question: tuple[Any, ...]) -> str:
+        """The entity tag (quoted, for an ETag header) of the table `question` has at `head`."""
+        asked = msgspec.json.encode([head.leaf, head.hash, list(question)])
+        return f'"{head.leaf}-{hashlib.sha256(asked).hexdigest()[:32]}"'
+
+    def table(self, store: Any, head: LogHead, question: tuple[Any, ...]) -> RatingTable:
+        """The table `question` has at `head` (which must be a head of `store`'s log), computed
+        only if it is not kept.
+
+        Raises:
+            UsageError: as `rating_table`.
+            DecodeError: as `rating_table`.
+        """
+        key = (head.leaf, head.hash, question)
+        with self._lock:
+            kept = self._tables.get(key)
+            if kept is not None:
+                self._tables.move_to_end(key)
+                return kept
+        game, since, series, players, aliases, anchor = question
+        table = rating_table(
+            store,
+            game,
+            since=None if since is None else datetime.fromisoformat(since),
+            series=series,
+            players=players,
+            aliases=dict(aliases),
+            anchor=anchor,
+            head=head.leaf,
+        )
+        with self._lock:
+            self.computed += 1
+            self._tables[key] = table
+            self._tables.move_to_end(key)
+            while len(self._tables) > self.size:
+                self._tables.popitem(last=False)
+        return table
 
 
 def ratings_frame(table: RatingTable) -> Any:

@@ -25,7 +25,7 @@ from matchlog.events import (
     decode,
 )
 
-__all__ = ["Result", "results"]
+__all__ = ["LogHead", "Result", "log_head", "results"]
 
 _TYPES = ("match.started", "match.ended", "match.undone", "match.chance_committed", "match.chance_revealed")
 
@@ -44,6 +44,23 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
     seed: str | None = None
 
 
+class LogHead(msgspec.Struct, frozen=True):
+    """The last leaf of the log (-1 for an empty one) and its event's chain hash (hex): what the
+    log was when a projection was read from it. The log below it never changes, so the head
+    names one prefix of the log, and a projection read at it, for good."""
+
+    leaf: int
+    hash: str | None
+
+
+def log_head(store: Any) -> LogHead:
+    """The log's head now."""
+    rows = store.query("SELECT leaf, hash FROM events WHERE leaf = (SELECT max(leaf) FROM events)")
+    if not rows:
+        return LogHead(-1, None)
+    return LogHead(int(rows[0][0]), bytes(rows[0][1]).hex())
+
+
 def results(
     store: Any,
     *,
@@ -51,15 +68,18 @@ def results(
     series: str | None = None,
     duel: str | None = None,
     since: datetime | None = None,
+    head: int | None = None,
 ) -> tuple[int, list[Result]]:
     """(head, the matches of the log up to leaf `head`, ended ones in the order their ends were
-    committed, then running ones), of one game, series or duel, ended at or after `since`.
+    committed, then running ones), of one game, series or duel, ended at or after `since`;
+    `head` is the log's last leaf unless given.
 
     Raises:
         DecodeError: a stored event does not decode (see `matchlog verify`).
     """
-    head_row = store.query("SELECT max(leaf) FROM events")
-    head = -1 if not head_row or head_row[0][0] is None else int(head_row[0][0])
+    if head is None:
+        head_row = store.query("SELECT max(leaf) FROM events")
+        head = -1 if not head_row or head_row[0][0] is None else int(head_row[0][0])
     where, params = ["e.leaf <= ?"], [head]
     starts = ["s.type = 'match.started'", "s.seq = 0", "s.leaf <= ?"]
     start_params: list[Any] = [head]

@@ -6,6 +6,11 @@ The questions: win rates with 95% Wilson intervals by player or by seat (first-m
 match length in turns and seconds, rejection and removal rates, dice fairness (a chi-square test
 per face count, per player and overall), and each game's own figures (Porrinha and Da Vinci Code
 guess accuracy, backgammon gammons and pips, Fish points per game and per penguin).
+
+Statistics are a view like any other: read whole (the log's owner), or as a spectator (-1), from
+the figures every reader may know (`aggregates.shown_figures`): a figure derived from what a reader
+may not see is its count of what it sees, or nothing. Every other input (the catalogue's status,
+times and seqs, the seats' places) is public (`engines.views.CATALOGUE`).
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ import msgspec
 
 from matchlog.store import Store
 
-from .annotations import analysis_figures
+from .aggregates import shown_figures
+from .annotations import PlayerAnalysis, analysis_figures
 from .projections import refresh
 
 __all__ = [
     "QUESTIONS",
+    "STATISTICS_FROM",
     "DiceFairness",
     "GameFigure",
     "GameStats",
@@ -107,6 +114,89 @@ class Statistics(msgspec.Struct, frozen=True):
     figures: tuple[GameFigure, ...]
     skipped: tuple[str, ...] = ()  # matches whose figures could not be projected, and why
     analysis: tuple[Any, ...] = ()  # each player's analysed decisions and luck (replay.annotations)
+    as_seat: int | None = None  # None: the whole record; -1: what every reader may know
+
+
+#: What each field of the statistics is derived from, which decides what a reader gets of it: a
+#: column of the catalogue (public: `engines.views.CATALOGUE`), of the seats (how a match ended,
+#: which every seat sees), a figure (as the reader gets it: `aggregates.shown_figures`), or the
+#: question itself. A field not declared here fails `test_every_figure_and_column_a_reader_gets_is_declared`.
+STATISTICS_FROM: dict[type[msgspec.Struct], dict[str, str]] = {
+    GameStats: {
+        "game": "catalogue game",
+        "matches": "catalogue status",
+        "finished": "catalogue status",
+        "running": "catalogue status",
+        "abandoned": "catalogue status",
+        "events": "catalogue last_seq",
+        "mean_turns": "figure turns",
+        "median_turns": "figure turns",
+        "mean_seconds": "catalogue created_us ended_us",
+        "median_seconds": "catalogue created_us ended_us",
+        "answers": "figure answers",
+        "rejected": "figure rejected",
+        "rejection_rate": "figure answers rejected",
+        "seats": "catalogue players",
+        "removed": "seats removed",
+        "removal_rate": "seats removed",
+    },
+    Rate: {
+        "game": "catalogue game",
+        "subject": "catalogue players",
+        "player": "catalogue strategies",
+        "matches": "catalogue status",
+        "wins": "seats winner",
+        "win_rate": "seats winner",
+        "win_low": "seats winner",
+        "win_high": "seats winner",
+        "mean_place": "seats place",
+        "mean_score": "seats score",
+        "removed": "seats removed",
+    },
+    DiceFairness: {
+        "game": "catalogue game",
+        "subject": "catalogue players",
+        "counts": "figure die_1 die_2 die_3 die_4 die_5 die_6",
+        "rolls": "figure die_1 die_2 die_3 die_4 die_5 die_6",
+        "chi_square": "figure die_1 die_2 die_3 die_4 die_5 die_6",
+        "p_value": "figure die_1 die_2 die_3 die_4 die_5 die_6",
+    },
+    GameFigure: {
+        "game": "catalogue game",
+        "subject": "catalogue players",
+        "figure": "question",
+        "value": "figure (each game's own: GAME_FIGURES)",
+        "count": "figure (each game's own: GAME_FIGURES)",
+    },
+    Statistics: {
+        "by": "question",
+        "since": "question",
+        "projected": "catalogue status",
+        "games": "GameStats",
+        "rates": "Rate",
+        "seats": "Rate",
+        "dice": "DiceFairness",
+        "figures": "GameFigure",
+        "skipped": "catalogue match_id",
+        "analysis": "PlayerAnalysis",
+        "as_seat": "question",
+    },
+    # The latest analysis of each match of a game without hidden information, whose every decision
+    # every reader may see (`annotations.seen_annotations`): games with hidden information are left out.
+    PlayerAnalysis: {
+        "game": "catalogue game",
+        "subject": "catalogue players",
+        "player": "catalogue strategies",
+        "analyser": "annotations author (public games)",
+        "unit": "annotations note (public games)",
+        "matches": "annotations match_id (public games)",
+        "decisions": "annotations note (public games)",
+        "unforced": "annotations note (public games)",
+        "error_rate": "annotations note (public games)",
+        "marks": "annotations note (public games)",
+        "luck": "annotations note (public games)",
+    },
+}
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -158,20 +248,27 @@ def chi_square_p(x: float, df: int) -> float:
 
 
 def statistics(
-    store: Store, game: str | None = None, *, by: str = "player", since: datetime | None = None
+    store: Store,
+    game: str | None = None,
+    *,
+    by: str = "player",
+    since: datetime | None = None,
+    as_seat: int | None = None,
 ) -> Statistics:
-    """Every question above for one game (or all), over matches started `since` (or all).
+    """Every question above for one game (or all), over matches started `since` (or all), read
+    whole or (`as_seat` -1) as a spectator.
 
     Matches whose figures are missing or stale are projected first (see `projections`).
 
     Raises:
         ValueError: `by` is not "player" or "seat".
+        UsageError: a seat's view (statistics are read whole or as a spectator).
     """
     if by not in ("player", "seat"):
         raise ValueError(f"by player or seat, not {by!r}")
+    base, params = _matches(game, since, as_seat)
     skipped: list[str] = []
     projected = refresh(store, skipped=skipped) if store.writable else 0
-    base, params = _matches(game, since)
     return Statistics(
         by=by,
         since=since.isoformat() if since else None,
@@ -183,13 +280,20 @@ def statistics(
         figures=tuple(_figures(store, base, params)),
         skipped=tuple(skipped),
         analysis=tuple(analysis_figures(store, base, params, by)),
+        as_seat=as_seat,
     )
 
 
-def _matches(game: str | None, since: datetime | None) -> tuple[str, list[Any]]:
-    """The CTE `m` of the matches a question is about, and its parameters."""
+def _matches(game: str | None, since: datetime | None, as_seat: int | None = None) -> tuple[str, list[Any]]:
+    """The CTEs of a question: `m`, the matches it is about, and `fig`, the figures the reader gets;
+    and their parameters.
+
+    Raises:
+        UsageError: a seat's view.
+    """
+    figures, shown = shown_figures(as_seat)
     where = "WHERE (? IS NULL OR game = ?) AND (? IS NULL OR created_at >= ?)"
-    return f"WITH m AS (SELECT * FROM matches {where})", [game, game, since, since]
+    return f"WITH m AS (SELECT * FROM matches {where}), fig AS ({figures})", [game, game, since, since, *shown]
 
 
 #: Each question on its own (for the benchmark): (store, game, since) -> its answer.
@@ -207,12 +311,12 @@ QUESTIONS: dict[str, Callable[[Store, str | None, datetime | None], list[Any]]] 
 def _games(store: Store, base: str, params: list[Any]) -> list[GameStats]:
     rows = store.query(
         f"""{base},
-        turns AS (SELECT f.match_id, f.value FROM figures f JOIN m USING (match_id)
+        turns AS (SELECT f.match_id, f.value FROM fig f JOIN m USING (match_id)
                   WHERE f.seat IS NULL AND f.figure = 'turns' AND m.status = 'finished'),
         answered AS (SELECT m.game,
                             sum(f.value) FILTER (WHERE f.figure = 'answers') AS answers,
                             sum(f.value) FILTER (WHERE f.figure = 'rejected') AS rejected
-                     FROM figures f JOIN m USING (match_id)
+                     FROM fig f JOIN m USING (match_id)
                      WHERE f.seat IS NOT NULL AND f.figure IN ('answers', 'rejected') GROUP BY m.game),
         took AS (SELECT m.game, avg(t.value) AS mean_turns, median(t.value) AS median_turns
                  FROM turns t JOIN m USING (match_id) GROUP BY m.game),
@@ -223,7 +327,7 @@ def _games(store: Store, base: str, params: list[Any]) -> list[GameStats]:
                    FROM seats s JOIN m USING (match_id) WHERE m.status <> 'running' GROUP BY m.game)
         SELECT m.game, count(*), count(*) FILTER (WHERE status = 'finished'),
                count(*) FILTER (WHERE status = 'running'), count(*) FILTER (WHERE status = 'abandoned'),
-               sum(last_seq + 1), any_value(took.mean_turns), any_value(took.median_turns),
+               sum(last_seq) + count(*), any_value(took.mean_turns), any_value(took.median_turns),
                any_value(lasted.mean_seconds), any_value(lasted.median_seconds),
                coalesce(any_value(answered.answers), 0), coalesce(any_value(answered.rejected), 0),
                coalesce(any_value(seated.seats), 0), coalesce(any_value(seated.removed), 0)
@@ -299,7 +403,7 @@ def _dice(store: Store, base: str, params: list[Any]) -> list[DiceFairness]:
     rows = store.query(
         f"""{base},
         faces AS (SELECT m.game, s.name, f.figure, sum(f.value) AS n
-                  FROM figures f JOIN m USING (match_id) JOIN seats s ON s.match_id = f.match_id AND s.seat = f.seat
+                  FROM fig f JOIN m USING (match_id) JOIN seats s ON s.match_id = f.match_id AND s.seat = f.seat
                   WHERE starts_with(f.figure, 'die_') GROUP BY ALL)
         SELECT game, name, figure, n FROM faces
         UNION ALL
@@ -346,7 +450,7 @@ def _figures(store: Store, base: str, params: list[Any]) -> list[GameFigure]:
     rows = store.query(
         f"""{base},
         f AS (SELECT f.match_id, f.seat, f.figure, f.value, m.game
-              FROM figures f JOIN m USING (match_id)
+              FROM fig f JOIN m USING (match_id)
               WHERE m.status = 'finished' AND f.figure IN ({", ".join("?" for _ in wanted)}))
         SELECT f.game, CASE WHEN grouping(s.name) = 1 OR s.name IS NULL THEN 'all' ELSE s.name END,
                f.figure, sum(f.value), count(*)

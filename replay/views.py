@@ -2,11 +2,11 @@
 
 These are the one way a seat's outputs are made (the CLI's `--as-seat`, and the service for a
 seat's token): a timeline or replay (`seat_lines`), an export (`export_seat_jsonl`), a state at a
-seq (`seat_state`, `seat_state_at`), the catalogue row (`seat_catalogue`), a dispute report
-(`seat_dispute`) and an audit report (`seat_audit`). Each is built from what `engines.views`
-shows that seat (seat None: a spectator), so it holds nothing the seat could not have seen at that
-point. A seat never gets a hash of a match with hidden information: a hash over a hidden value of
-few possibilities (a hand of 0 to 3) can be searched for that value.
+seq (`seat_state`, `seat_state_at`), a dispute report (`seat_dispute`) and an audit report
+(`seat_audit`); its catalogue row is `aggregates.catalogue_row`. Each is built from what
+`engines.views` shows that seat (seat None: a spectator), so it holds nothing the seat could not
+have seen at that point. A seat never gets a hash of a match with hidden information: a hash over
+a hidden value of few possibilities (a hand of 0 to 3) can be searched for that value.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import msgspec
 from matchlog.engines import Engine
 from matchlog.engines.views import shown_outcome, shown_state, shown_turn
 from matchlog.events import Event, MatchlogError, Outcome, Record, UsageError
-from matchlog.store import MatchInfo, Store
+from matchlog.store import Store
 
 from .audit import ALTERNATIVES_SHOWN, AuditFinding, Dispute, MatchAudit, audit, dispute
 from .fold import engine_of, timeline
@@ -33,7 +33,6 @@ __all__ = [
     "export_seat_jsonl",
     "seat_audit",
     "seat_audit_report",
-    "seat_catalogue",
     "seat_dispute",
     "seat_dispute_report",
     "seat_lines",
@@ -55,6 +54,7 @@ class SeatLine(msgspec.Struct, frozen=True):
     event: Event
     text: str
     undone_by: int | None = None
+    joins: bool = False  # it goes on the line before it (`replay.fold.Step.joins`)
 
 
 class SeatState(msgspec.Struct, frozen=True, kw_only=True):
@@ -96,6 +96,7 @@ def seat_lines(records: Sequence[Record], seat: int | None) -> Iterator[SeatLine
             step.event,
             step.text,
             step.undone_by,
+            step.joins,
         )
 
 
@@ -124,11 +125,6 @@ def seat_state_at(store: Store, match_id: UUID | str, seq: int | None, seat: int
     seat = check_seat(seat, len(info.players))
     current = state_at(store, info.match_id, seq)
     return seat_state(current.engine, info.match_id, current.seq, current.state, seat)
-
-
-def seat_catalogue(info: MatchInfo, engine: Engine[Any]) -> MatchInfo:
-    """A catalogue row as a seat may see it: without the head hash where the game hides anything."""
-    return msgspec.structs.replace(info, head_hash=b"") if engine.spec.hidden else info
 
 
 _encoder = msgspec.json.Encoder()

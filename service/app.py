@@ -17,6 +17,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import fields
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -34,6 +35,7 @@ from matchlog import __version__
 from matchlog.events import (
     ConcurrencyError,
     DecodeError,
+    EventConflict,
     Forbidden,
     IllegalAction,
     ImportRejected,
@@ -46,6 +48,7 @@ from matchlog.events import (
 )
 from matchlog.file import FileLog, seat_for
 from matchlog.log import SPECTATOR, Line, Position, SqlResult, Verification
+from matchlog.replay.aggregates import catalogue_row
 from matchlog.replay.audit import Dispute, MatchAudit
 from matchlog.replay.stats import Statistics
 from matchlog.store import Appended, Figures, MatchInfo
@@ -53,7 +56,7 @@ from matchlog.store.writer import AT_US_MAX, AT_US_MIN
 
 from .annotations import ROUTES as ANNOTATION_ROUTES
 from .auth import Access, MatchTokens
-from .core import Error, Service, route
+from .core import SEQ_MAX, Error, Service, authenticated, caller, route
 from .live import Appending, NewMatch
 from .pages import VIEWER_ROUTES
 from .proofs import ROUTES as PROOF_ROUTES
@@ -75,6 +78,24 @@ IMPORT_BYTES = 1 << 30
 # -- wire types ---------------------------------------------------------------------------------
 
 
+class SkippedMatch(msgspec.Struct, frozen=True):
+    """A match an export across matches left out, and why (its code; its words where the caller
+    may see the whole match)."""
+
+    match_id: UUID
+    code: str
+    message: str
+
+
+class Skipped(msgspec.Struct, frozen=True):
+    """The line of a seat's JSON Lines export that stands for a match it left out."""
+
+    skipped: SkippedMatch
+
+
+_encoder = msgspec.json.Encoder()
+
+
 class Health(msgspec.Struct, frozen=True):
     ok: bool
     version: str
@@ -94,7 +115,7 @@ class Created(msgspec.Struct, frozen=True):
 class AppendBatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Events to append after the first `expected_seq` events of the match."""
 
-    expected_seq: Annotated[int, msgspec.Meta(ge=0)]
+    expected_seq: Annotated[int, msgspec.Meta(ge=0, le=SEQ_MAX)]
     events: Annotated[list[Appending], msgspec.Meta(min_length=1, max_length=10_000)]
 
 
@@ -123,7 +144,7 @@ class EncodedBatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A match's events, already canonical JSON (a tournament's workers make them)."""
 
     match_id: UUID
-    expected_seq: Annotated[int, msgspec.Meta(ge=0)]
+    expected_seq: Annotated[int, msgspec.Meta(ge=0, le=SEQ_MAX)]
     events: list[EncodedEvent]
 
 
@@ -146,7 +167,7 @@ class Reason(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class ForkAt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    at: Annotated[int, msgspec.Meta(ge=0)]
+    at: Annotated[int, msgspec.Meta(ge=0, le=SEQ_MAX)]
 
 
 class Forked(msgspec.Struct, frozen=True):
@@ -186,7 +207,7 @@ def status_of(error: MatchlogError) -> int:
             return 401 if error.code == "auth.token" else 403
         case UnknownMatch():
             return 404
-        case ConcurrencyError():
+        case ConcurrencyError() | EventConflict():
             return 409
         case ProofError():
             return 400 if error.code in ("proof.note", "proof.key") else 409
@@ -204,7 +225,7 @@ def status_of(error: MatchlogError) -> int:
 def _error(request: Request, error: Exception) -> Response[Error]:
     if isinstance(error, MatchlogError):
         status = status_of(error)
-        body = Error(error.code, error.message, status)
+        body = Error(error.code, _unplaced(request, error.message), status)
     elif isinstance(error, ValidationException):
         body = Error("usage.request", _validation_message(error), 400)
     elif isinstance(error, HTTPException):
@@ -213,6 +234,23 @@ def _error(request: Request, error: Exception) -> Response[Error]:
         body = Error("internal", f"{type(error).__name__} (see the server's log)", 500)
         _logger.error("internal error on %s %s", request.method, request.url.path, exc_info=error)
     return Response(body, status_code=body.status)
+
+
+def _unplaced(request: Request, message: str) -> str:
+    """`message` without where the log is kept on the server's disk (`_unplaced_in`)."""
+    service: Service | None = request.app.state.get("service")
+    return message if service is None else _unplaced_in(service, message)
+
+
+def _unplaced_in(service: Service, message: str) -> str:
+    """`message` without where the log is kept on the server's disk: the store names its file for
+    the CLI's user, which no caller of the service needs (or should learn)."""
+    if service.log.location == ":memory:":
+        return message
+    where = Path(service.log.location)
+    for place in sorted({str(where.resolve()), str(where), where.name}, key=len, reverse=True):
+        message = message.replace(place, "the log")
+    return message
 
 
 def _validation_message(error: ValidationException) -> str:
@@ -236,13 +274,6 @@ def _utc(moment: datetime | None) -> datetime | None:
 
 
 # -- dependencies -------------------------------------------------------------------------------
-
-
-def _token(request: Any) -> str | None:
-    """The caller's token: the bearer token in `Authorization`, or a `token` query parameter (for
-    links and EventSource, which cannot set headers)."""
-    header = request.headers.get("authorization", "")
-    return header[7:].strip() if header.lower().startswith("bearer ") else request.query_params.get("token")
 
 
 def _resolve(service: Service, match_id: str) -> UUID:
@@ -284,26 +315,33 @@ def list_matches(
     return [catalogue_for(info, access) for info in found]
 
 
-@route(post, "/api/matches", sync_to_thread=True, status_code=201, errors=(403, 503))
-def create_match(data: NewMatch, access: Access, service: Service) -> Created:
+@route(post, "/api/matches", sync_to_thread=True, status_code=201, errors=(503,), admin="starting a match")
+def create_match(data: NewMatch, service: Service) -> Created:
     """Start a match for a referee elsewhere: returns its id, a referee token (to append, draw
     chance, undo and abandon) and one token per seat (each sees what its seat may)."""
-    access.require_admin("starting a match")
     match_id, appended = service.live.start(data)
     return Created(match_id=match_id, last_seq=appended.last_seq, tokens=service.keys.tokens(match_id, len(data.seats)))
 
 
 @route(get, "/api/matches/{match_id:str}", sync_to_thread=True, errors=(404,))
-def match_info(match_id: str, service: Service, access: Access) -> MatchInfo:
-    """One match's catalogue row (an id or a unique prefix of one). Readers who may not see the
-    whole record of a match with hidden information get its head hash once it has finished."""
-    return catalogue_for(service.log.info(match_id), access)
+def match_info(
+    match_id: str,
+    service: Service,
+    access: Access,
+    as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
+) -> MatchInfo:
+    """One match's catalogue row (an id or a unique prefix of one), as the caller may know it
+    (`as_seat` as for `events`): a reader who may not see the whole record of a match of a game that
+    hides anything gets no head hash of it."""
+    info = service.log.info(match_id)
+    view = access.view(info.match_id, as_seat)
+    seat_for(view, len(info.players))
+    return catalogue_row(info, view)
 
 
-@route(get, "/api/matches/{match_id:str}/tokens", sync_to_thread=True, errors=(403, 404))
-def match_tokens(match_id: str, service: Service, access: Access) -> MatchTokens:
+@route(get, "/api/matches/{match_id:str}/tokens", sync_to_thread=True, errors=(404,), admin="a match's tokens")
+def match_tokens(match_id: str, service: Service) -> MatchTokens:
     """The tokens of a match (the admin's to hand out)."""
-    access.require_admin("a match's tokens")
     info = service.log.info(match_id)
     return service.keys.tokens(info.match_id, len(info.players))
 
@@ -313,8 +351,8 @@ def match_events(
     match_id: str,
     service: Service,
     access: Access,
-    start: Annotated[int, Parameter(ge=0)] = 0,
-    stop: Annotated[int | None, Parameter(ge=0)] = None,
+    start: Annotated[int, Parameter(ge=0, le=SEQ_MAX)] = 0,
+    stop: Annotated[int | None, Parameter(ge=0, le=SEQ_MAX)] = None,
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
 ) -> list[Line]:
     """The events from `start` to `stop`, as the caller may see them (`as_seat`: -1 a spectator,
@@ -328,7 +366,7 @@ def match_state(
     match_id: str,
     service: Service,
     access: Access,
-    seq: Annotated[int | None, Parameter(ge=0)] = None,
+    seq: Annotated[int | None, Parameter(ge=0, le=SEQ_MAX)] = None,
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
 ) -> Position:
     """The state after `seq` (default: the last) as the caller may see it."""
@@ -341,7 +379,7 @@ def match_audit(
     match_id: str,
     service: Service,
     access: Access,
-    seq: Annotated[int | None, Parameter(ge=0)] = None,
+    seq: Annotated[int | None, Parameter(ge=0, le=SEQ_MAX)] = None,
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
 ) -> MatchAudit | Dispute:
     """The audit of a match, or with `seq` the dispute report about that event, as the caller may
@@ -360,26 +398,42 @@ async def follow(
     service: Service,
     access: Access,
     request: Request,
-    from_seq: Annotated[int, Parameter(query="from", ge=0)] = 0,
+    from_seq: Annotated[int, Parameter(query="from", ge=0, le=SEQ_MAX)] = 0,
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
+    last_event_id: Annotated[
+        str | None,
+        Parameter(header="last-event-id", description="The seq of the last event the client got: digits only."),
+    ] = None,
 ) -> ServerSentEvent:
     """A live stream (Server-Sent Events) of the match's events from seq `from` as the caller may
     see them, each with its seq as the event id; a client reconnecting with `Last-Event-ID` gets
     everything after it. An `end` event closes the stream when the match has ended."""
+    start = from_seq
+    if last_event_id is not None:
+        start = max(start, _last_event_id(last_event_id) + 1)
     info = await asyncio.to_thread(service.log.info, match_id)
     view = access.view(info.match_id, as_seat)
     seat_for(view, len(info.players))  # a seat the match does not have is refused before the stream starts
-    last = request.headers.get("last-event-id")
-    start = from_seq
-    if last is not None and last.strip().isdigit():
-        start = max(start, int(last) + 1)
     return ServerSentEvent(service.hub.stream(service.log, info.match_id, start, view))
+
+
+def _last_event_id(text: str) -> int:
+    """The seq a `Last-Event-ID` header names: a seq as this service sends it, and nothing else.
+
+    Raises:
+        UsageError: anything but 1 to 19 ASCII digits of a seq (a sign, a superscript, 5,000 digits).
+    """
+    if not (text.isascii() and text.isdigit() and len(text) <= 19 and int(text) <= SEQ_MAX):
+        raise UsageError(
+            f"Last-Event-ID is the seq of the last event received, not {text[:40]!r}", code="usage.last_event_id"
+        )
+    return int(text)
 
 
 # -- appending ----------------------------------------------------------------------------------
 
 
-@route(post, "/api/matches/{match_id:uuid}/events", status_code=200, errors=(403, 404, 409, 422, 503))
+@route(post, "/api/matches/{match_id:uuid}/events", status_code=200, errors=(404, 409, 422, 503), writer="appending")
 async def append_events(match_id: UUID, data: AppendBatch, access: Access, service: Service) -> AppendResult:
     """Append a referee's batch after the first `expected_seq` events (the whole match id, please).
     Each event is judged as the audit would judge it; a batch the rules refuse (422, with the
@@ -393,7 +447,7 @@ async def append_events(match_id: UUID, data: AppendBatch, access: Access, servi
     return _result(appended, ended, await asyncio.to_thread(receipt_if_ended, service.log, match_id, ended))
 
 
-@route(post, "/api/matches/{match_id:str}/chance", status_code=200, errors=(403, 404, 422, 503))
+@route(post, "/api/matches/{match_id:str}/chance", status_code=200, errors=(404, 422, 503), writer="drawing chance")
 async def draw_chance(match_id: str, access: Access, service: Service) -> AppendResult:
     """Draw the chance the match waits for (a roll, a shuffle, a board) from the seed the service
     committed to, and record it; read it back from `events`."""
@@ -415,24 +469,30 @@ def _result(appended: Appended, ended: bool, receipt: str | None = None) -> Appe
     )
 
 
-@route(post, "/api/batches", sync_to_thread=True, status_code=200, errors=(403, 409, 503))
-def append_batches(data: list[EncodedBatch], access: Access, service: Service) -> list[AppendResult]:
-    """Many matches' events at once, already canonical JSON (a tournament's writer): all or none."""
-    access.require_admin("appending batches")
-    appended = service.log.append_bulk_encoded(
-        (b.match_id, [(e.event_id, e.at_us, e.payload.encode()) for e in b.events], b.expected_seq) for b in data
+@route(post, "/api/batches", status_code=200, errors=(409, 422, 503), admin="appending batches")
+async def append_batches(data: list[EncodedBatch], service: Service) -> list[AppendResult]:
+    """Many matches' events at once, already canonical JSON (a tournament's writer): each judged
+    as the events endpoint judges it, and all written or none."""
+    appended = await service.live.append_encoded(
+        [(b.match_id, [(e.event_id, e.at_us, e.payload.encode()) for e in b.events], b.expected_seq) for b in data]
     )
     return [_result(a, False) for a in appended]
 
 
-@route(post, "/api/figures", sync_to_thread=True, status_code=204, errors=(403, 503))
-def put_figures(data: list[FigureSet], access: Access, service: Service) -> None:
+@route(post, "/api/figures", sync_to_thread=True, status_code=204, errors=(503,), admin="recording figures")
+def put_figures(data: list[FigureSet], service: Service) -> None:
     """Record ended matches' figures (the statistics' projection), replacing what they had."""
-    access.require_admin("recording figures")
     service.log.put_figures([Figures(s.match_id, s.last_seq, s.version, tuple(map(tuple, s.rows))) for s in data])
 
 
-@route(post, "/api/matches/{match_id:str}/undo", sync_to_thread=True, status_code=200, errors=(403, 404, 409, 503))
+@route(
+    post,
+    "/api/matches/{match_id:str}/undo",
+    sync_to_thread=True,
+    status_code=200,
+    errors=(404, 409, 503),
+    writer="undoing",
+)
 def undo(match_id: str, data: Reason, access: Access, service: Service) -> AppendResult:
     """Take back the latest effective answer, as the match's arbiter."""
     info = service.log.info(match_id)
@@ -441,7 +501,14 @@ def undo(match_id: str, data: Reason, access: Access, service: Service) -> Appen
     return _result(service.log.undo(info.match_id, reason=data.reason), False)
 
 
-@route(post, "/api/matches/{match_id:str}/abandon", sync_to_thread=True, status_code=200, errors=(403, 404, 409, 503))
+@route(
+    post,
+    "/api/matches/{match_id:str}/abandon",
+    sync_to_thread=True,
+    status_code=200,
+    errors=(404, 409, 503),
+    writer="abandoning",
+)
 def abandon(match_id: str, data: Reason, access: Access, service: Service) -> AppendResult:
     """End an unfinished match as abandoned, with the reason."""
     info = service.log.info(match_id)
@@ -451,10 +518,11 @@ def abandon(match_id: str, data: Reason, access: Access, service: Service) -> Ap
     return _result(appended, True, receipt_if_ended(service.log, info.match_id, True))
 
 
-@route(post, "/api/matches/{match_id:str}/fork", sync_to_thread=True, status_code=201, errors=(403, 404, 503))
-def fork(match_id: str, data: ForkAt, access: Access, service: Service) -> Forked:
+@route(
+    post, "/api/matches/{match_id:str}/fork", sync_to_thread=True, status_code=201, errors=(404, 503), admin="forking"
+)
+def fork(match_id: str, data: ForkAt, service: Service) -> Forked:
     """Copy a match up to seq `at` into a new match (which records its origin)."""
-    access.require_admin("forking")
     info = service.log.info(match_id)
     return Forked(match_id=service.log.fork(info.match_id, data.at), origin=info.match_id, origin_seq=data.at)
 
@@ -488,19 +556,25 @@ def audit_all(service: Service, access: Access) -> list[MatchAudit]:
     return [next(iter(log.audit([info.match_id], as_seat=access.view(info.match_id, None)))) for info in log.matches()]
 
 
-@route(get, "/api/stats", sync_to_thread=True)
+@route(get, "/api/stats", sync_to_thread=True, errors=(403,))
 def stats(
-    service: Service, access: Access, game: str | None = None, by: str = "player", since: datetime | None = None
+    service: Service,
+    access: Access,
+    game: str | None = None,
+    by: str = "player",
+    since: datetime | None = None,
+    as_seat: Annotated[int | None, Parameter(ge=-1, le=-1)] = None,
 ) -> Statistics:
-    """Statistics across matches, as `matchlog stats`."""
-    return service.log.stats(game, by=by, since=_utc(since))
+    """Statistics across matches, as `matchlog stats`: whole for the admin, and for everyone else
+    (or with `as_seat` -1) as every reader may know them: a figure some reader may not see whole
+    (a rejected answer, in a game that hides anything) counted as a spectator sees it."""
+    return service.log.stats(game, by=by, since=_utc(since), as_seat=access.across_matches(as_seat))
 
 
-@route(post, "/api/sql", sync_to_thread=True, status_code=200, errors=(403,))
-def sql(data: SqlRequest, access: Access, service: Service) -> SqlResult:
+@route(post, "/api/sql", sync_to_thread=True, status_code=200, admin="SQL")
+def sql(data: SqlRequest, service: Service) -> SqlResult:
     """One read-only SELECT over the log (the admin's: the tables hold every hidden value), within
     a time and a row limit."""
-    access.require_admin("SQL")
     result = service.log.sql(data.query, timeout=data.timeout, max_rows=data.max_rows)
     rows = [[_plain(value) for value in row] for row in result.rows]
     return SqlResult(columns=result.columns, rows=rows, truncated=result.truncated)
@@ -547,8 +621,15 @@ async def export(
     ids = None if infos is None else [info.match_id for info in infos]
     media = "application/vnd.apache.parquet" if format == "parquet" else "application/x-ndjson"
     pipe = _Pipe()
+
+    def skipped(match_id: UUID, error: MatchlogError) -> None:
+        """A match a seat's export cannot read back: a line naming it, in place of its lines. Why,
+        in words, only to a caller who may see the whole match (the words may quote what it hides)."""
+        said = error.message if access.sees_all_of(match_id) else "it cannot be read back as a seat saw it"
+        pipe.write(_encoder.encode(Skipped(SkippedMatch(match_id, error.code, _unplaced_in(service, said)))) + b"\n")
+
     threading.Thread(
-        target=pipe.run, args=(service.log.export, ids, format, as_seat), name="matchlog-export", daemon=True
+        target=pipe.run, args=(service.log.export, ids, format, as_seat, skipped), name="matchlog-export", daemon=True
     ).start()
     first = await pipe.next_chunk()  # an export that fails at once is an error answer, not a broken stream
     return Stream(pipe.chunks_after(first), media_type=media)
@@ -600,10 +681,17 @@ class _Pipe:
             raise _Cancelled
         self._loop.call_soon_threadsafe(self._chunks.put_nowait, item)
 
-    def run(self, export: Callable[..., int], ids: Any, format: str, as_seat: int | None) -> None:
+    def run(
+        self,
+        export: Callable[..., int],
+        ids: Any,
+        format: str,
+        as_seat: int | None,
+        on_skip: Callable[[UUID, MatchlogError], None],
+    ) -> None:
         """The exporting thread: write the export, then its end (or the error that stopped it)."""
         try:
-            export(self, ids, format=format, as_seat=as_seat)
+            export(self, ids, format=format, as_seat=as_seat, on_skip=on_skip)
             if self._buffer:
                 self._put(b"".join(self._buffer))
             self._put(None)
@@ -635,11 +723,10 @@ class _Pipe:
             self._cancelled.set()
 
 
-@route(post, "/api/import", status_code=200, request_max_body_size=IMPORT_BYTES, errors=(403, 503))
-async def import_jsonl(request: Request, access: Access, service: Service) -> list[AppendResult]:
+@route(post, "/api/import", status_code=200, request_max_body_size=IMPORT_BYTES, errors=(503,), admin="importing")
+async def import_jsonl(request: Request, service: Service) -> list[AppendResult]:
     """Import a JSON Lines export (the request body): every chain checked, all of it or none; what
     each match took (`written` 0: it was in the log already)."""
-    access.require_admin("importing")
     body = await request.body()
     appended = await asyncio.to_thread(service.log.import_jsonl, _lines(body))
     return [_result(a, False) for a in appended]
@@ -657,9 +744,11 @@ def frame(
     since: datetime | None = None,
     match: list[str] | None = None,
     flatten: bool = False,
+    as_seat: Annotated[int | None, Parameter(ge=-1, le=-1)] = None,
 ) -> Response[bytes]:
     """A frame for analysis as an Arrow IPC stream: `events` (the admin's: payloads hold every
-    hidden value), `results` (one row per match) or `seats` (one row per seat)."""
+    hidden value), `results` (one row per match) or `seats` (one row per seat), these two whole for
+    the admin and for everyone else (or with `as_seat` -1) as every reader may know them."""
     import pyarrow as pa
 
     log = service.log
@@ -667,9 +756,9 @@ def frame(
         access.require_admin("the events frame")
         table = log.events_frame(game=game, matches=match or None, flatten=flatten)
     elif kind == "results":
-        table = log.results_frame(game=game, since=_utc(since))
+        table = log.results_frame(game=game, since=_utc(since), as_seat=access.across_matches(as_seat))
     elif kind == "seats":
-        table = log.seats_frame(game=game, since=_utc(since))
+        table = log.seats_frame(game=game, since=_utc(since), as_seat=access.across_matches(as_seat))
     else:
         raise UsageError(f"frames are events, results or seats, not {kind!r}", code="usage.frame")
     sink = pa.BufferOutputStream()
@@ -727,10 +816,9 @@ def create_app(
     service = Service(log, admin_token)
     hub = service.hub
 
-    def caller(request: Request, service: Service) -> Access:
-        """Who is calling. Every handler asks, so a token this log did not give is refused (401)
-        on every route (a guard would do the same at the cost of copying the handler each time)."""
-        return service.keys.access(_token(request))
+    def access(request: Request) -> Access:
+        """Who is calling, as the guard every route has (`core.authenticated`) found."""
+        return caller(request)
 
     async def started(app: Litestar) -> None:
         hub.bind(asyncio.get_running_loop())
@@ -778,8 +866,9 @@ def create_app(
         ],
         dependencies={
             "service": Provide(lambda: service, use_cache=True, sync_to_thread=False),
-            "access": Provide(caller, sync_to_thread=False),  # after `service`: one at a time, no task group
+            "access": Provide(access, sync_to_thread=False),  # after `service`: one at a time, no task group
         },
+        guards=[authenticated],
         exception_handlers={Exception: _error},
         openapi_config=OpenAPIConfig(
             title="matchlog",
@@ -807,5 +896,6 @@ def create_app(
         logging_config=None,
     )
     _tightened(app.openapi_schema)  # built once here, then served as it is
+    app.state.service = service  # the guards find who is calling through it
     app.state.hub = hub  # run.py ends the follow streams through it when the service stops
     return app

@@ -23,6 +23,7 @@ from uuid import UUID
 import msgspec
 
 from matchlog.events import Forbidden
+from matchlog.locate import well_formed_token
 
 __all__ = ["Access", "Keys", "MatchTokens"]
 
@@ -69,6 +70,20 @@ class Access(msgspec.Struct, frozen=True):
             return asked
         raise Forbidden(f"this token may not see seat {asked}'s view of match {match_id}", code="auth.view")
 
+    def across_matches(self, asked: int | None) -> int | None:
+        """The view this caller gets of an aggregate across matches (statistics, frames) when it asks
+        for `asked`: the admin what it asks (None: whole); everyone else a spectator's (-1), since
+        every match but its own it may read only as one.
+
+        Raises:
+            Forbidden: it asked for a view it may not have.
+        """
+        if self.is_admin:
+            return asked
+        if asked is None or asked == _SPECTATOR:
+            return _SPECTATOR
+        raise Forbidden("across matches this token reads what a spectator may (as_seat -1)", code="auth.view")
+
     def require_admin(self, what: str) -> None:
         """Raises Forbidden unless this caller is the admin."""
         if self.role != "admin":
@@ -106,6 +121,8 @@ class Keys:
         """
         if not token:
             return Access("public")
+        if not well_formed_token(token):
+            raise Forbidden("that token is not one this log gave out", code="auth.token")
         if hmac.compare_digest(token.encode(), self._admin):
             return Access("admin")
         parts = token.split(".")

@@ -1,21 +1,35 @@
 """What every part of the service shares: the one dependency handlers take (`Service`), the error
-body, and `route`, which names each handler in the OpenAPI document and describes its errors."""
+body, who is calling (`authenticated`, `caller`), and `route`, which names each handler in the
+OpenAPI document, describes its errors and says who may call it.
+
+Who is calling is decided first, by guards that run before anything of the request is read (its
+path, query and body are parsed after them): a token this log did not give is refused (401) on
+every route, and a write the caller may not make is refused (403) whatever its body holds.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
+from uuid import UUID
 
 import msgspec
+from litestar.connection import ASGIConnection
 from litestar.openapi.datastructures import ResponseSpec
 
+from matchlog.events import Forbidden
 from matchlog.file import FileLog
+from matchlog.replay.ratings import RatingCache
 
-from .auth import Keys
+from .auth import Access, Keys
 from .follow import Hub
 from .live import LiveMatches
 
-__all__ = ["ERRORS", "Error", "Service", "route"]
+__all__ = ["ERRORS", "SEQ_MAX", "Error", "Service", "authenticated", "caller", "route"]
+
+#: The largest seq (or count of events) a request may name: the log keeps seqs as BIGINT.
+SEQ_MAX = 2**63 - 1
 
 
 class Error(msgspec.Struct, frozen=True):
@@ -38,9 +52,82 @@ ERRORS = {
 }
 
 
-def route(method: type, path: str, *, errors: tuple[int, ...] = (), **options: Any) -> Callable[[Any], Any]:
+#: Where the caller's `Access` is kept in a request's ASGI scope, from the first guard on.
+_ACCESS = "matchlog.access"
+
+
+def _token(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:
+    """The caller's token: the bearer token in `Authorization`, or a `token` query parameter (for
+    links and EventSource, which cannot set headers)."""
+    header = connection.headers.get("authorization", "")
+    return header[7:].strip() if header.lower().startswith("bearer ") else connection.query_params.get("token")
+
+
+def authenticated(connection: ASGIConnection[Any, Any, Any, Any], _: Any) -> None:
+    """The guard of every route: who is calling, before anything else of the request is read.
+
+    Raises:
+        Forbidden: a token this log did not give (`auth.token`, 401).
+    """
+    service: Service = connection.app.state.service
+    connection.scope[_ACCESS] = service.keys.access(_token(connection))  # type: ignore[literal-required]
+
+
+def caller(connection: ASGIConnection[Any, Any, Any, Any]) -> Access:
+    """Who is calling, as `authenticated` found (the `access` every handler takes)."""
+    return connection.scope[_ACCESS]  # type: ignore[literal-required,no-any-return]
+
+
+def _admin_only(what: str) -> Callable[..., None]:
+    """A guard that refuses (403, `auth.admin`) everyone but the admin, saying `what` needs it."""
+
+    def guard(connection: ASGIConnection[Any, Any, Any, Any], _: Any) -> None:
+        caller(connection).require_admin(what)
+
+    return guard
+
+
+def _writer_only(what: str) -> Callable[..., Any]:
+    """A guard that refuses (403, `auth.write`) everyone but the admin and the referee of the match
+    the path names, saying `what` needs them (a prefix is looked up; an unknown one is a 404)."""
+
+    async def guard(connection: ASGIConnection[Any, Any, Any, Any], _: Any) -> None:
+        access = caller(connection)
+        if access.is_admin:
+            return
+        if access.role != "referee":  # a reader: refused before the match is even looked up
+            raise Forbidden(f"{what} needs the admin token or the match's referee token", code="auth.write")
+        named = connection.path_params["match_id"]
+        if not isinstance(named, UUID):
+            try:
+                named = UUID(named) if len(named) == 36 else None
+            except ValueError:
+                named = None
+            if named is None:  # a prefix: the catalogue says which match it names
+                service: Service = connection.app.state.service
+                named = (await asyncio.to_thread(service.log.info, connection.path_params["match_id"])).match_id
+        access.require_writer(named, what)
+
+    return guard
+
+
+def route(
+    method: type,
+    path: str,
+    *,
+    errors: tuple[int, ...] = (),
+    admin: str | None = None,
+    writer: str | None = None,
+    **options: Any,
+) -> Callable[[Any], Any]:
     """A route handler named after its function in the OpenAPI document, summarised by its
-    docstring's first sentence, with its error answers (400, 401 and `errors`) described."""
+    docstring's first sentence, with its error answers (400, 401 and `errors`) described. `admin`
+    (what it does, for the refusal) makes it the admin's only; `writer`, the admin's and the
+    referee's of the match its path names; either refuses everyone else before the request is read."""
+    guards = [_admin_only(admin)] if admin else [_writer_only(writer)] if writer else []
+    if guards:
+        errors = (*errors, 403)
+        options["guards"] = guards
 
     def make(function: Callable[..., Any]) -> Any:
         words = function.__name__.split("_")
@@ -58,7 +145,8 @@ def route(method: type, path: str, *, errors: tuple[int, ...] = (), **options: A
 
 class Service:
     """What the handlers work with: the log, the matches recorded through the service, the keys
-    that make and check tokens, and the hub of the follow streams. One dependency rather than four:
+    that make and check tokens, the hub of the follow streams, and the rating tables computed at
+    the log's recent heads. One dependency rather than several:
     Litestar resolves a handler's independent dependencies side by side, in a task group per
     request, which cost a third of an append's time on the event loop."""
 
@@ -67,3 +155,4 @@ class Service:
         self.keys = Keys(admin_token)
         self.hub = Hub()
         self.live = LiveMatches(log, admin_token.encode())
+        self.ratings = RatingCache()

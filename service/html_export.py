@@ -7,6 +7,11 @@ the match: for each view it holds (the one `--as-seat` names, or every view the 
 reader have), that view's event lines, its frames, the audit findings as that view may see them,
 and for the whole record the dispute reports of those findings. A value two views share (every
 view of a game without hidden information) is stored once.
+
+A page is bounded, and refused with `usage.export` before the work past the bound is done: every
+view of a match in one page only up to MAX_VIEWS views (a match of more seats exports one view,
+`--as-seat`), at most MAX_VIEW_EVENTS events over all its views, and at most MAX_PAGE_BYTES of
+match data; the work is linear in the page it writes.
 """
 
 from __future__ import annotations
@@ -17,27 +22,47 @@ from uuid import UUID
 
 import msgspec
 
-from matchlog.events import Forbidden
+from matchlog.events import Forbidden, UsageError
 from matchlog.log import SPECTATOR
 
 from .pages import STATIC, render_page
 
-__all__ = ["html_replay", "write_html"]
+__all__ = ["MAX_PAGE_BYTES", "MAX_VIEWS", "MAX_VIEW_EVENTS", "html_replay", "write_html"]
 
 _encode = msgspec.json.Encoder().encode
 
+#: The most views one page holds: the whole record, the spectator's and 10 seats'.
+MAX_VIEWS = 12
+#: The most events one page shows, over all its views (a backgammon match is a few hundred a view).
+MAX_VIEW_EVENTS = 200_000
+#: The most bytes of match data (lines, frames, reports) one page holds.
+MAX_PAGE_BYTES = 64 << 20
+
 
 class _Pool:
-    """Values stored once each, named by their index."""
+    """Values stored once each, named by their index, up to MAX_PAGE_BYTES in all."""
 
     def __init__(self) -> None:
         self.values: list[msgspec.Raw] = []
+        self.size = 0
         self._index: dict[bytes, int] = {}
 
     def add(self, value: Any) -> int:
+        """The index of `value`, stored if it is new.
+
+        Raises:
+            UsageError: the page would hold more than MAX_PAGE_BYTES (`usage.export`).
+        """
         encoded = _encode(value)
         index = self._index.get(encoded)
         if index is None:
+            self.size += len(encoded)
+            if self.size > MAX_PAGE_BYTES:
+                raise UsageError(
+                    f"the page would hold more than {MAX_PAGE_BYTES >> 20} MiB of the match: export one view "
+                    "(--as-seat), or the events as JSON Lines",
+                    code="usage.export",
+                )
             index = self._index[encoded] = len(self.values)
             self.values.append(msgspec.Raw(encoded))
         return index
@@ -45,10 +70,23 @@ class _Pool:
 
 def _views(log: Any, match_id: UUID, seats: int) -> tuple[list[int | None], int | None]:
     """The views of a match the log lets its reader have, and the reader's default one (a server
-    decides both from the log's token; a file gives every view)."""
+    decides both from the log's token; a file gives every view).
+
+    Raises:
+        UsageError: the reader may have every view and there are more than MAX_VIEWS (`usage.export`).
+    """
     default = log.lines(match_id, stop=0)[0].as_seat
-    allowed: list[int | None] = [None] if default is None else []
-    for view in range(SPECTATOR, seats):
+    if default is None:  # the whole record: every view, so none to ask for
+        if seats + 2 > MAX_VIEWS:
+            raise UsageError(
+                f"a match of {seats:,} seats has {seats + 2:,} views, and one page holds at most {MAX_VIEWS}: "
+                "export one view with --as-seat SEAT (-1 the spectator's)",
+                code="usage.export",
+            )
+        return [None, *range(SPECTATOR, seats)], default
+    # A narrower reader has its own view and at most the spectator's besides (a seat never another's).
+    allowed: list[int | None] = []
+    for view in dict.fromkeys((SPECTATOR, default)):
         try:
             log.lines(match_id, stop=0, as_seat=view)
         except Forbidden:
@@ -66,6 +104,7 @@ def _line(line: Any) -> dict[str, Any]:
         "undone_by": line.undone_by,
         "as_seat": line.as_seat,
         "event": line.event,
+        "joins": line.joins,
     }
 
 
@@ -78,13 +117,20 @@ def html_replay(log: Any, match: UUID | str, *, as_seat: int | None = None) -> t
         UsageError: a seat the match does not have.
         Forbidden: (a server) the token may not see that view.
     """
-    info = log.info(match)
+    info = log.info(match, as_seat=as_seat)  # its catalogue row too as that view may know it
     match_id = info.match_id
     if as_seat is not None:
         log.lines(match_id, stop=0, as_seat=as_seat)  # the seat is checked (and, on a server, allowed)
         views, default = [as_seat], as_seat
     else:
         views, default = _views(log, match_id, len(info.players))
+    events = info.last_seq + 1
+    if events * len(views) > MAX_VIEW_EVENTS:
+        raise UsageError(
+            f"{len(views)} view(s) of {events:,} events are more than one page shows ({MAX_VIEW_EVENTS:,}): "
+            "export one view (--as-seat), or the events as JSON Lines",
+            code="usage.export",
+        )
     report = next(iter(log.audit([match_id])), None)
     findings = [f for f in (report.findings if report is not None else []) if f.seq is not None]
     pool = _Pool()

@@ -27,7 +27,7 @@ from matchlog.events import Forbidden
 from matchlog.replay.frames import Frame
 
 from .auth import Access
-from .core import Service, route
+from .core import SEQ_MAX, Service, route
 
 __all__ = ["FRAMES_PER_REQUEST", "STATIC", "VIEWER_ROUTES", "Views", "render_page", "views_allowed"]
 
@@ -126,8 +126,8 @@ def match_frames(
     match_id: str,
     service: Service,
     access: Access,
-    start: Annotated[int, Parameter(ge=0)] = 0,
-    stop: Annotated[int | None, Parameter(ge=0)] = None,
+    start: Annotated[int, Parameter(ge=0, le=SEQ_MAX)] = 0,
+    stop: Annotated[int | None, Parameter(ge=0, le=SEQ_MAX)] = None,
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
 ) -> list[Frame]:
     """The drawing model of the board after each seq from `start` to `stop` (at most 1,000 of

@@ -67,10 +67,17 @@ def latest_checkpoint(service: Service, access: Access) -> str:
         return log.checkpoint()
 
 
-@route(post, "/api/checkpoint", media_type=MediaType.TEXT, status_code=200, sync_to_thread=True, errors=(403, 409))
-def sign_checkpoint(service: Service, access: Access) -> str:
+@route(
+    post,
+    "/api/checkpoint",
+    media_type=MediaType.TEXT,
+    status_code=200,
+    sync_to_thread=True,
+    errors=(409,),
+    admin="signing a checkpoint",
+)
+def sign_checkpoint(service: Service) -> str:
     """Sign the tree as it stands now (the admin's; the latest if it has not grown)."""
-    access.require_admin("signing a checkpoint")
     return service.log.checkpoint()
 
 
@@ -95,11 +102,16 @@ def match_proof(match_id: str, data: ProofRequest, service: Service, access: Acc
     return log.prove(info.match_id, seq=data.seq, against=data.against, as_seat=view)
 
 
-@route(post, "/api/verify/against", status_code=200, sync_to_thread=True, errors=(403,))
-def verify_against(data: AgainstRequest, service: Service, access: Access) -> list[Problem]:
+@route(
+    post,
+    "/api/verify/against",
+    status_code=200,
+    sync_to_thread=True,
+    admin="checking the whole log against checkpoints",
+)
+def verify_against(data: AgainstRequest, service: Service) -> list[Problem]:
     """Check the whole log against checkpoints and receipts held elsewhere (the admin's: it reads
     every event)."""
-    access.require_admin("checking the whole log against checkpoints")
     return service.log.verify_against(data.notes, key=data.key)
 
 

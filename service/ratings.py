@@ -3,8 +3,10 @@ page (`/ratings`), which draws each player's Elo with its 95% interval.
 
 Both answers are aggregates of results: who won each ended match, which every reader may know
 once the match has ended (a running match counts for nobody), with the names and strategies the
-match list shows everyone. So they are the same for every token, and computed again from the log
-for each request, as the CLI computes them.
+match list shows everyone. So they are the same for every token, and computed from the log as the
+CLI computes them. A rating table is a projection of the log up to its head: it is kept by that
+head (`RatingCache`) and computed again only once the log has grown, and its ETag names the head
+and the question, so a client that has it is answered 304 Not Modified until the log grows.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from typing import Annotated
 from litestar import Response, get
 from litestar.params import Parameter
 
+from matchlog.engines import get as get_engine
 from matchlog.events import UsageError
 from matchlog.replay.duels import DuelReport
-from matchlog.replay.ratings import RatingTable
+from matchlog.replay.ratings import RatingCache, RatingTable
+from matchlog.replay.results import log_head
 
+from .auth import Access
 from .core import Service, route
 from .pages import _served  # the viewer's one page shell
 
@@ -40,25 +45,44 @@ def _aliases(given: list[str]) -> dict[str, str]:
     return aliases
 
 
+def _matches(tag: str, if_none_match: str | None) -> bool:
+    """Whether an If-None-Match header names `tag` (weakly compared, as RFC 9110 asks, or `*`)."""
+    if if_none_match is None:
+        return False
+    given = [t.strip().removeprefix("W/") for t in if_none_match.split(",")]
+    return "*" in given or tag in given
+
+
 @route(get, "/api/ratings", sync_to_thread=True)
 def ratings(
     service: Service,
+    access: Access,  # the same table for every reader, but a token must be one of this log's
     game: str | None = None,
     since: datetime | None = None,
     series: str | None = None,
     anchor: str | None = None,
     player: Annotated[list[str] | None, Parameter(query="player")] = None,
     alias: Annotated[list[str] | None, Parameter(query="alias")] = None,
-) -> RatingTable:
+    if_none_match: Annotated[str | None, Parameter(header="if-none-match")] = None,
+) -> Response[RatingTable]:
     """The players' ratings from the ended matches, as `matchlog ratings`: Weng-Lin μ, σ and μ - 3σ,
-    and Bradley-Terry Elo with a 95% interval relative to an anchor player."""
-    return service.log.rating_table(
+    and Bradley-Terry Elo with a 95% interval relative to an anchor player. The ETag names the
+    log's head: If-None-Match with it is answered 304 until the log grows."""
+    if game is not None:
+        get_engine(game)  # an unknown game is a usage error naming the games there are
+    question = RatingCache.question(
         game, since=since, series=series, players=player or (), aliases=_aliases(alias or []), anchor=anchor
     )
+    head = log_head(service.log.store)
+    tag = RatingCache.tag(head, question)
+    headers = {"ETag": tag, "Cache-Control": "no-cache"}  # keep it, but ask again each time
+    if _matches(tag, if_none_match):
+        return Response(b"", status_code=304, headers=headers)  # type: ignore[arg-type]
+    return Response(service.ratings.table(service.log.store, head, question), headers=headers)
 
 
 @route(get, "/api/duels/{duel_id:str}", sync_to_thread=True, errors=(404,))
-def duel(duel_id: str, service: Service) -> DuelReport:
+def duel(duel_id: str, service: Service, access: Access) -> DuelReport:
     """A duel's report, computed again from its games: pairs, score, Elo, LOS, LLR and verdict."""
     return service.log.duel(duel_id)
 

@@ -291,7 +291,8 @@ class AnnotationStore:
         if not batch:
             return []
         writer = self._write()  # type: ignore[attr-defined]
-        return writer.submit_leaves(lambda con, first: _append(batch, con, first)).result()
+        matches = list(dict.fromkeys(new.match_id for new in batch))
+        return writer.submit_leaves(lambda con, first: _append(batch, con, first), matches).result()
 
     def annotations(self, match_ids: Sequence[UUID] | None = None, *, seq: int | None = None) -> list[StoredAnnotation]:
         """The annotations of some matches (default: all), by match and number; of one seq with `seq`."""

@@ -323,7 +323,13 @@ def test_games_lists_games_players_and_options():
     listing = {entry["game"]: entry for entry in json.loads(invoke("games", "--json")[0])}
     assert "reasoner" in listing["porrinha"]["builtin_players"]
     assert "heuristic" in listing["backgammon"]["builtin_players"]
-    assert listing["backgammon"]["options"] == {"rules": "standard", "move_by_turn_rolls": False}
+    assert listing["backgammon"]["options"] == {
+        "rules": "standard",
+        "move_by_turn_rolls": True,
+        "cube": False,
+        "resignations": False,
+        "jacoby": False,
+    }
 
 
 @pytest.mark.parametrize(

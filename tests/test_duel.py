@@ -5,21 +5,35 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 from typer.testing import CliRunner
 
 import matchlog
 from matchlog.cli import app
-from matchlog.events import ChanceCommitted, DiceRolled, Duel, OpeningRolled, Seat, Series, Sprt
+from matchlog.engines.chance import commitment
+from matchlog.events import (
+    ChanceCommitted,
+    ChanceRevealed,
+    DiceRolled,
+    Duel,
+    OpeningRolled,
+    Seat,
+    Series,
+    Sprt,
+    encode,
+)
 from matchlog.referee import play_match
 from matchlog.referee.backgammon import HeuristicPlayer, RandomPlayer
 from matchlog.referee.duel import run_duel
+from matchlog.referee.tournament import Setup, play_numbered
 from matchlog.store import Store
 
 runner = CliRunner()
@@ -240,3 +254,162 @@ def test_a_duel_that_makes_no_sense_is_a_clear_error(tmp_path: Path, args: list[
     result = runner.invoke(app, ["duel", "backgammon", *args, "--db", str(tmp_path / "x.duckdb")])
     assert result.exit_code == 2 and f"error[{code}]" in result.output, result.output
     assert "Traceback" not in result.output
+
+
+class _Overlapping:
+    """A pool that plays a duel's games one after another in this process, handing the writer the
+    start and first events of each game before the end of the game before it: whenever the duel
+    decides (or Ctrl-C is pressed, before game `interrupt_at` would end), one game is in play, as
+    with worker processes, on any machine."""
+
+    _events = msgspec.msgpack.Decoder(list[tuple[str, int, bytes]])
+
+    def __init__(self, setup: Setup, interrupt_at: int | None = None) -> None:
+        self.setup, self.interrupt_at = setup, interrupt_at
+        self.next = 0
+        self.rest: list[tuple] = []  # the game in play: what it sends after its first events
+
+    def start(self) -> None:
+        pass
+
+    def hand_out(self, done: int) -> None:
+        pass
+
+    def _play(self, number: int) -> tuple[list[tuple], list[tuple]]:
+        """Game `number` played whole: (its start and first events, everything after them)."""
+        sent: list[tuple] = []
+        play_numbered(self.setup, number, type("Sink", (), {"put": staticmethod(sent.append)}), _Never())
+        kind, _, raw_id, _, payload = sent[1]
+        assert kind == "events"
+        events = self._events.decode(payload)
+        encode = msgspec.msgpack.encode
+        head = [sent[0], ("events", number, raw_id, 0, encode(events[:5]))]
+        return head, [("events", number, raw_id, 5, encode(events[5:])), *sent[2:]]
+
+    def receive(self, timeout: float) -> list[tuple] | None:
+        if self.interrupt_at is not None and self.next == self.interrupt_at + 1:
+            raise KeyboardInterrupt  # game `interrupt_at` is in play, the one before it ended
+        if self.next < self.setup.total:
+            head, rest = self._play(self.next)
+            self.next += 1
+            messages, self.rest = head + self.rest, rest
+            return messages
+        messages, self.rest = self.rest, []
+        return messages or None
+
+    def stop(self) -> list[tuple]:
+        return []  # the game in play sent what it had
+
+    def shortfall(self, missing: int, games: int) -> str:
+        return f"{missing} of {games} games not played"
+
+
+class _Never:
+    @staticmethod
+    def is_set() -> bool:
+        return False
+
+
+def _chance_of(records: list) -> tuple[str, str | None]:
+    """A game's commitment, and the seed it revealed (None if none)."""
+    promised = next(r.event.commitment for r in records if isinstance(r.event, ChanceCommitted))
+    return promised, next((r.event.seed for r in records if isinstance(r.event, ChanceRevealed)), None)
+
+
+def _abandoned(log: matchlog.Log) -> list[list]:
+    """The records of each game of the log that ended abandoned."""
+    return [log.read(info.match_id) for info in log.matches(status="abandoned")]
+
+
+def test_a_game_in_play_when_the_duel_decides_reveals_its_seed_so_audit_re_derives_every_draw(
+    tmp_path: Path,
+) -> None:
+    with matchlog.open(tmp_path / "decided.duckdb", write=True, mode="create") as log:
+        run = run_duel(
+            "backgammon", "heuristic", "random", store=log, sprt=Sprt(elo0=0.0, elo1=100.0), seed=1, pool=_Overlapping
+        )
+        assert run.report.verdict == "H1"
+        (game,) = _abandoned(log)  # the game in play when the test decided
+        promised, seed = _chance_of(game)
+        assert seed is not None and commitment(bytes.fromhex(seed)) == promised
+        audits = {a.match_id: a for a in log.audit()}
+        assert all(a.passed for a in audits.values())
+        checked = audits[str(game[0].match_id)].checked
+        assert checked["chance_rederived"] == checked["chance"] > 0  # every draw, from the revealed seed
+
+
+@pytest.mark.parametrize(
+    ("duplicate", "in_play", "revealed"),
+    [
+        (True, 3, True),  # pair 2's second game: its first ended and revealed the pair's seed
+        (True, 4, True),  # pair 3's first game: its partner will replay its draws, so no secret
+        (False, 4, False),  # a fresh game's own seed, still secret while the duel may go on
+    ],
+)
+def test_ctrl_c_reveals_a_seed_no_secret_keeps_the_others_and_a_resumed_duel_completes_its_pairs(
+    tmp_path: Path, duplicate: bool, in_play: int, revealed: bool
+) -> None:
+    with matchlog.open(tmp_path / "stopped.duckdb", write=True, mode="create") as log:
+        run = run_duel(
+            "backgammon",
+            "random",
+            "random",
+            store=log,
+            pairs=5,
+            seed=3,
+            duplicate=duplicate,
+            pool=lambda setup: _Overlapping(setup, interrupt_at=in_play),
+        )
+        assert run.interrupted and run.report.pairs == in_play // 2
+        (game,) = _abandoned(log)
+        assert game[0].event.duel.pair == in_play // 2 + 1
+        promised, seed = _chance_of(game)
+        assert (seed is not None) == revealed
+        if seed is not None:
+            assert commitment(bytes.fromhex(seed)) == promised
+        (audited,) = log.audit([game[0].match_id])
+        assert audited.passed and audited.checked["chance"] > 0
+        assert audited.checked["chance_rederived"] == (audited.checked["chance"] if revealed else 0)
+        # Resumed without its seed, the duel plays on to the pairs it planned, its pairs whole.
+        resumed = run_duel("backgammon", "random", "random", store=log, resume=run.duel_id)
+        assert resumed.report.pairs == 5 and resumed.report.incomplete == 0
+        assert all(a.passed for a in log.audit())
+
+
+def _moves(seed: int, players: list[object]) -> list[bytes]:
+    """The events of one backgammon game between `players` on the dice of `seed`, as bytes."""
+    seats = (Seat("a", "heuristic"), Seat("b", "heuristic"))
+    with Store(":memory:") as store:
+        result = play_match("backgammon", seats, players, store=store, seed=seed)
+        return [encode(r.event) for r in store.read(result.match_id)[2:]]
+
+
+def test_a_handicapped_heuristic_blunders_from_its_own_seed_and_replays_the_same() -> None:
+    assert "heuristic:BLUNDER" in invoke("games")
+    plain = _moves(4, [HeuristicPlayer(random.Random(1)), HeuristicPlayer(random.Random(2))])
+    handicapped = _moves(4, [HeuristicPlayer(random.Random(1)), HeuristicPlayer(random.Random(2), "0.3")])
+    assert handicapped != plain
+    # The same seeds play the same match again: the blunders come from the player's own source.
+    assert handicapped == _moves(4, [HeuristicPlayer(random.Random(1)), HeuristicPlayer(random.Random(2), 0.3)])
+    # Until it blunders it breaks ties as the plain heuristic does from the same source.
+    barely = _moves(4, [HeuristicPlayer(random.Random(1)), HeuristicPlayer(random.Random(2), 1e-12)])
+    assert barely == plain
+
+
+@pytest.mark.parametrize("spec", ["heuristic:2", "heuristic:-0.1", "heuristic:often", "heuristic:nan"])
+def test_a_blunder_rate_outside_0_to_1_is_a_clear_error(tmp_path: Path, spec: str) -> None:
+    result = runner.invoke(app, ["duel", "backgammon", "-p", "heuristic", "-p", spec, "--db", str(tmp_path / "x.db")])
+    assert result.exit_code == 2 and "error[usage.player]" in result.output and "blunder rate" in result.output
+
+
+def test_a_duplicate_pair_shares_its_seats_randomness_so_a_player_against_itself_splits_every_pair(
+    tmp_path: Path,
+) -> None:
+    # The heuristic breaks ties at random: only one source a seat for the pair keeps its two
+    # games alike, so that the same player wins at the same seat, and every pair scores 1-1.
+    with matchlog.open(tmp_path / "mirror.duckdb", write=True, mode="create") as log:
+        report = run_duel("backgammon", "heuristic", "heuristic", store=log, pairs=6, seed=8).report
+        assert report.counts == (0, 0, 6, 0, 0)
+        for pair in report.pair_list:
+            first, second = ([encode(r.event) for r in log.read(m)[2:]] for m in pair.matches)
+            assert first == second  # the same game, the players swapped

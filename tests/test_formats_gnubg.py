@@ -1,19 +1,17 @@
-"""GNU Backgammon itself reads our .mat and .sgf exports, and we read its own.
+"""GNU Backgammon itself reads our .mat and .sgf exports, we read its own, and a match goes through
+it and comes back as the same match.
 
-One module-scoped fixture runs gnubg once (`gnubg -t -q -r -p script.py`, its embedded Python):
-it plays itself a short match and exports it as .mat and .sgf, then imports our exports of two
-matchlog games; for every game it reads it prints, turn by turn, the position GNU Backgammon holds
-before the move (decoded by gnubg's own `positionfromid`), the dice and the player, and the result.
-The tests compare those positions with matchlog's engine states.
+One module-scoped fixture runs the real gnubg once (`tests/gnubg_roundtrip.py`): it plays itself a
+short match with the cube in play and exports it as .mat and .sgf, then reads our exports of a few
+matchlog games, loads each as .sgf and imports it as .mat, and saves what it read as .sgf again
+(and the .mat as .mat). For every game it reads it reports, turn by turn, the position it holds
+before the move (decoded by gnubg's own `positionfromid`), the dice, the player, the move in its
+own words, the cube actions and the result. The tests compare all of that with matchlog's.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import random
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -22,44 +20,27 @@ from typer.testing import CliRunner
 
 from matchlog.cli import app
 from matchlog.engines.backgammon import ENGINE, BackgammonState
-from matchlog.events import DiceRolled, Event, MatchEnded, MatchStarted, OpeningRolled
-from matchlog.formats import export_mat, export_sgf, read_mat, read_sgf
-from matchlog.referee.play import play_match
-from matchlog.referee.players import make_player, seats_from_specs
+from matchlog.engines.backgammon_notation import play_text
+from matchlog.events import DiceRolled, Event, MatchEnded, MatchStarted, OpeningRolled, Record
+from matchlog.formats import read_mat, read_sgf
+from matchlog.formats.gnubg import Cube, Roll, game_of
 from matchlog.replay import audit_records
 
-GNUBG = shutil.which("gnubg") or "/usr/games/gnubg"
+from .gnubg_roundtrip import match_play, played, round_trip, run_gnubg, same_match
 
-_SCRIPT = r"""
-import json, os
-import gnubg
-
-job = json.load(open(os.environ["MATCHLOG_GNUBG_JOB"]))
-
-def games():
-    found = []
-    for game in gnubg.match(analysis=0, boards=1, statistics=0, verbose=0)["games"]:
-        turns = [
-            {"player": "XO".index(r["player"]), "dice": list(r["dice"]),
-             "board": [list(side) for side in gnubg.positionfromid(r["board"])]}
-            for r in game["game"] if r["action"] == "move"
-        ]
-        found.append({"info": game["info"], "turns": turns})
-    return found
-
-for command in [
-    "set rng mersenne", "set seed %d" % job["seed"], "set player 0 gnubg", "set player 1 gnubg",
-    "set player 0 chequerplay evaluation plies 0", "set player 1 chequerplay evaluation plies 0",
-    "set cube use off", "set display off", "new match %d" % job["length"],
-    "export match mat " + job["mat"], "save match " + job["sgf"],
-]:
-    gnubg.command(command)
-out = {"selfplay": games()}
-for path in job["ours"]:
-    gnubg.command(("import mat " if path.endswith(".mat") else "load match ") + path)
-    out[path] = games()
-json.dump(out, open(job["out"], "w"))
-"""
+#: gnubg plays itself a 7-point match with the cube in play, quickly (0-ply), from a fixed seed.
+_SELFPLAY = [
+    "set rng mersenne",
+    "set seed 5",
+    "set player 0 gnubg",
+    "set player 1 gnubg",
+    "set player 0 chequerplay evaluation plies 0",
+    "set player 1 chequerplay evaluation plies 0",
+    "set player 0 cubedecision evaluation plies 0",
+    "set player 1 cubedecision evaluation plies 0",
+    "set display off",
+    "new match 7",
+]
 
 
 def _board(state: BackgammonState, side: int) -> list[int]:
@@ -75,7 +56,7 @@ def _board(state: BackgammonState, side: int) -> list[int]:
 
 
 def _turns(events: list[Event]) -> list[dict[str, Any]]:
-    """Each roll of a match as GNU Backgammon lists its turns: the player, the dice, and the
+    """Each roll of a match as GNU Backgammon lists its moves: the player, the dice, and the
     position before the move (the opponent's array, then the mover's)."""
     started = events[0]
     assert isinstance(started, MatchStarted)
@@ -94,87 +75,120 @@ def _turns(events: list[Event]) -> list[dict[str, Any]]:
     return turns
 
 
-def _play(seed: int, **options: object) -> list:
-    seats = seats_from_specs("backgammon", ["heuristic", "random"])
-    players = [make_player("backgammon", seat.player, random.Random(seed + i)) for i, seat in enumerate(seats)]
-    result = play_match("backgammon", seats, players, options=options, seed=seed)
-    return result.recorder.records(result.match_id)
+def _moves(seen: dict[str, Any]) -> list[dict[str, Any]]:
+    """gnubg's move turns, as `_turns` lists ours."""
+    return [{k: turn[k] for k in ("player", "dice", "board")} for turn in seen["turns"] if turn["action"] == "move"]
+
+
+def _result(records: list[Record]) -> tuple[int, int, bool]:
+    """A match's winner, points and whether the loser resigned, as gnubg's info says them."""
+    outcome = next(r.event.outcome for r in reversed(records) if isinstance(r.event, MatchEnded))
+    winner = outcome.winners[0]
+    return winner, int(outcome.scores[winner]), outcome.result == "resigned"
+
+
+def _info(seen: dict[str, Any]) -> tuple[int, int, bool]:
+    info = seen["info"]
+    return "XO".index(info["winner"]), info["points-won"], info["resigned"]
 
 
 @pytest.fixture(scope="module")
 def gnubg(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """gnubg's self-play match (its .mat and .sgf), and what it read from our exports."""
+    """gnubg's self-play match (its .mat and .sgf), and a few of ours sent through gnubg and back."""
     folder = tmp_path_factory.mktemp("gnubg")
-    ours = {"default": _play(3), "opening played": _play(4, move_by_turn_rolls=True)}
-    paths = []
-    for name, records in ours.items():
-        stem = folder / name.replace(" ", "_")
-        stem.with_suffix(".mat").write_text(export_mat(records))
-        stem.with_suffix(".sgf").write_text(export_sgf(records))
-        paths += [str(stem.with_suffix(".mat")), str(stem.with_suffix(".sgf"))]
-    job = {
-        "seed": 12,
-        "length": 3,
-        "mat": str(folder / "gnubg.mat"),
-        "sgf": str(folder / "gnubg.sgf"),
-        "ours": paths,
-        "out": str(folder / "out.json"),
-    }
-    (folder / "job.json").write_text(json.dumps(job))
-    (folder / "script.py").write_text(_SCRIPT)
-    env = {**os.environ, "HOME": str(folder), "MATCHLOG_GNUBG_JOB": str(folder / "job.json")}
-    done = subprocess.run(
-        [GNUBG, "-t", "-q", "-r", "-p", str(folder / "script.py")],
-        env=env,
-        cwd=folder,
-        capture_output=True,
-        timeout=120,
-        check=False,
+    selfplay = run_gnubg(
+        folder,
+        [
+            {
+                "name": "selfplay",
+                "load": None,
+                "then": [f"export match mat {folder / 'gnubg.mat'}", f"save match {folder / 'gnubg.sgf'}"],
+            }
+        ],
+        setup=_SELFPLAY,
+    )["selfplay"]
+    # Its first game with a cube action, as matchlog imports it: match play from gnubg goes back too.
+    from_gnubg = next(
+        (
+            match
+            for match in read_mat((folder / "gnubg.mat").read_text())
+            if any("double" in e.tag for e in match.events)
+        ),
+        None,
     )
-    assert (folder / "out.json").exists(), done.stdout.decode()[-2000:] + done.stderr.decode()[-2000:]
-    return {"folder": folder, "ours": ours, "read": json.loads((folder / "out.json").read_text())}
+    assert from_gnubg is not None, "seed 5 should play a double in a 7-point match"
+    ours = {
+        "opening_played": played(3),
+        "opening_rolled_again": played(4, {"move_by_turn_rolls": False}),
+        "pygammon_rules": played(5, {"rules": "pygammon"}),
+        "match_play": match_play(6),
+        "from_gnubg": from_gnubg.records(),
+    }
+    trip = round_trip(ours, folder)
+    return {"folder": folder, "selfplay": selfplay, "ours": ours, **trip}
 
 
-@pytest.mark.parametrize("name", ["default", "opening played"])
+NAMES = ["opening_played", "opening_rolled_again", "pygammon_rules", "match_play", "from_gnubg"]
+
+
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("suffix", [".mat", ".sgf"])
-def test_gnubg_reads_our_export_to_the_same_positions_and_score(gnubg: dict[str, Any], name: str, suffix: str) -> None:
+def test_gnubg_reads_our_export_to_the_same_positions_moves_and_score(gnubg: dict[str, Any], name: str, suffix: str):
     records = gnubg["ours"][name]
-    events = [record.event for record in records]
-    [game] = gnubg["read"][str(gnubg["folder"] / name.replace(" ", "_")) + suffix]
-    assert game["turns"] == _turns(events)
-    outcome = next(event.outcome for event in reversed(events) if isinstance(event, MatchEnded))
-    info = game["info"]
-    assert "XO".index(info["winner"]) == outcome.winners[0]
-    assert info["points-won"] == int(outcome.scores[outcome.winners[0]])
-    assert not info["resigned"]
+    [seen] = gnubg["seen"][name + suffix]
+    assert _moves(seen) == _turns([record.event for record in records])
+    assert _info(seen) == _result(records)
+    # Each turn reads in our words as gnubg words it (13/8 6/5, 24/18*/13, 6/2(2), bar/22, 6/off).
+    ours = [play_text(action.steps) for action in game_of(records).actions if isinstance(action, Roll)]
+    assert [turn["text"] for turn in seen["turns"] if turn["action"] == "move"] == ours
+    cube = [(turn["player"], turn["action"]) for turn in seen["turns"] if turn["action"] != "move"]
+    assert cube == [(a.player, a.action) for a in game_of(records).actions if isinstance(a, Cube)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("way", [".sgf", ".mat", ".mat.mat"])
+def test_a_match_through_gnubg_comes_back_as_the_same_match(gnubg: dict[str, Any], name: str, way: str):
+    """.sgf -> gnubg -> .sgf, .mat -> gnubg -> .sgf and .mat -> gnubg -> .mat: gnubg drops the
+    properties it does not know, and keeps the game comment, where our tags are: the opening
+    roll, the rules, match play, the chance commitment and its seed all come back."""
+    assert gnubg["differences"][name + way] is None
+
+
+def test_what_came_back_audits_with_its_chance_drawn_from_the_revealed_seed(gnubg: dict[str, Any]):
+    folder = gnubg["folder"]
+    for name in ("opening_rolled_again", "match_play"):
+        [back] = read_sgf((folder / f"{name}.mat.gnubg.sgf").read_text())
+        report = audit_records(back.records())
+        assert report.passed, report.findings
+        assert report.checked["chance_rederived"] == report.checked["chance"] > 0
 
 
 @pytest.mark.parametrize("suffix", [".mat", ".sgf"])
-def test_gnubgs_own_match_imports_and_replays_to_its_positions(gnubg: dict[str, Any], suffix: str) -> None:
+def test_gnubgs_own_match_imports_and_scores_as_gnubg_scored_it(gnubg: dict[str, Any], suffix: str):
+    """Cube actions and resignations are events: a resigned game is worth what gnubg gave it (its
+    value times the cube), a doubled game twice its points, a dropped double the cube."""
     text = (gnubg["folder"] / f"gnubg{suffix}").read_text()
     matches = (read_mat if suffix == ".mat" else read_sgf)(text)
-    played = gnubg["read"]["selfplay"]
-    assert len(matches) == len(played) >= 2  # a 3-point match: several games, one series
+    played_games = gnubg["selfplay"]
+    assert len(matches) == len(played_games) >= 2  # a 7-point match: several games, one series
     assert len({match.events[0].series.id for match in matches}) == 1  # type: ignore[attr-defined]
-    for number, (match, game) in enumerate(zip(matches, played, strict=True), start=1):
+    results = set()
+    for number, (match, game) in enumerate(zip(matches, played_games, strict=True), start=1):
         assert match.events[0].series.game == number  # type: ignore[attr-defined]
-        assert _turns(match.events) == game["turns"]
-        outcome = match.events[-1].outcome  # type: ignore[attr-defined]
-        assert outcome.winners == ("XO".index(game["info"]["winner"]),)
-        if game["info"]["resigned"]:
-            assert outcome.result == "forfeit"
-        else:
-            assert int(outcome.scores[outcome.winners[0]]) == game["info"]["points-won"]
+        assert _turns(match.events) == _moves(game)
+        assert _result(match.records()) == _info(game)
+        results.add(match.events[-1].outcome.result)  # type: ignore[attr-defined]
         report = audit_records(match.records())
         assert report.passed, report.findings
         assert "no chance commitment recorded: chance is checked for possibility only" in report.notes
+    assert {"resigned", "dropped"} <= results, "seed 5's match has a resignation and a dropped double"
 
 
 def test_importing_gnubgs_match_records_a_series_that_audits_and_counts(gnubg: dict[str, Any], tmp_path: Path) -> None:
     runner = CliRunner()
     db = str(tmp_path / "log.duckdb")
     mat = str(gnubg["folder"] / "gnubg.mat")
-    games = len(gnubg["read"]["selfplay"])
+    games = len(gnubg["selfplay"])
     first = runner.invoke(app, ["import", mat, "--db", db, "--json"])
     assert first.exit_code == 0, first.output
     assert json.loads(first.output)["matches"] == games
@@ -186,3 +200,9 @@ def test_importing_gnubgs_match_records_a_series_that_audits_and_counts(gnubg: d
     assert stats.exit_code == 0, stats.output
     [counted] = json.loads(stats.output)["games"]
     assert (counted["matches"], counted["finished"]) == (games, games)
+
+
+def test_same_match_sees_a_changed_roll(gnubg: dict[str, Any]):
+    """The comparison the round trips rest on can fail: a match is not the same as another."""
+    assert same_match(gnubg["ours"]["opening_played"], gnubg["ours"]["opening_played"]) is None
+    assert same_match(gnubg["ours"]["opening_played"], gnubg["ours"]["pygammon_rules"]) is not None

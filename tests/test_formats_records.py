@@ -22,7 +22,16 @@ from typer.testing import CliRunner
 
 from matchlog.cli import app
 from matchlog.engines.fish import reachable
-from matchlog.events import ActionsUndone, AnswerRejected, PlayerRemoved, Record, Seat, UsageError
+from matchlog.events import (
+    ActionsUndone,
+    AnswerRejected,
+    DoubleDropped,
+    DoubleOffered,
+    PlayerRemoved,
+    Record,
+    Seat,
+    UsageError,
+)
 from matchlog.formats import FormatError, export, read
 from matchlog.referee.backgammon import HeuristicPlayer
 from matchlog.referee.play import play_match
@@ -254,11 +263,21 @@ def test_a_damaged_record_is_imported_whole_or_refused_with_a_format_error(
     assert all(audit_records(match.records()).passed for match in matches)
 
 
-def test_cube_actions_are_skipped_and_a_dropped_double_concedes_the_game() -> None:
+def test_a_dropped_double_ends_the_game_at_the_cube_and_a_taken_one_plays_on() -> None:
     game = _OPENING + "  1) 52: 13/8 13/11              31: 8/5 6/5\n  2)  Doubles => 2                Drops\n"
     [dropped] = read((game + "      Wins 1 point\n").encode(), "mat")
-    removed, ended = dropped.events[-2:]
-    assert removed == PlayerRemoved(seat=1, code="player.resigned", reason="dropped a double to 2")
-    assert (ended.outcome.result, ended.outcome.winners) == ("forfeit", (0,))  # type: ignore[attr-defined]
+    offered, answered, ended = dropped.events[-3:]
+    assert (offered, answered) == (DoubleOffered(seat=0, cube=2), DoubleDropped(seat=1))
+    assert (ended.outcome.result, ended.outcome.winners, ended.outcome.scores) == ("dropped", (0,), (1.0, 0.0))  # type: ignore[attr-defined]
+    assert dropped.events[0].options["cube"] is True  # type: ignore[attr-defined]
     [taken] = read(game.replace("Drops", "Takes").encode(), "mat")
-    assert [event.tag for event in taken.events[-2:]] == ["backgammon.checker_moved"] * 2  # the game goes on
+    assert [event.tag.split(".")[1] for event in taken.events[-7:]] == [
+        "checker_moved",  # the opening roll, played
+        "roll_chosen",  # bob may double: he decides to roll first
+        "dice_rolled",
+        "checker_moved",
+        "checker_moved",
+        "double_offered",
+        "double_taken",
+    ]
+    assert fold(taken.records()).cube == 2

@@ -27,7 +27,10 @@ CASES = {
         {"policy": "strict"},
         11,
     ),
-    "backgammon-heuristic-random": ("backgammon", ["heuristic", "random"], {}, 5),
+    # The starter rolls again, as every standard match did before it played the opening roll (the
+    # events as matchlog recorded them then are tests/fixtures/recorded/backgammon-before-*).
+    "backgammon-heuristic-random": ("backgammon", ["heuristic", "random"], {"move_by_turn_rolls": False}, 5),
+    "backgammon-opening-played": ("backgammon", ["heuristic", "random"], {}, 5),
     "backgammon-pygammon-rules": (
         "backgammon",
         ["random", "heuristic"],

@@ -7,6 +7,7 @@ hidden value."""
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import shutil
@@ -15,11 +16,14 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import duckdb
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import matchlog
@@ -254,6 +258,73 @@ def test_a_rewritten_log_is_caught_by_verify_against_and_by_check_naming_the_mat
     assert "[log.rewritten]" in checked or "[log.shrunk]" in checked
 
 
+def delete_a_match_with_sql(con: duckdb.DuckDBPyConnection, recorded: Recorded) -> tuple[str, int, str, bool]:
+    target = recorded.matches[2]
+    for table in ("events", "matches", "seats", "figures", "projected"):
+        con.execute(f"DELETE FROM {table} WHERE match_id = ?", [target])
+    return target, 0, "match.deleted", False
+
+
+def cut_a_tail_with_sql(con: duckdb.DuckDBPyConnection, recorded: Recorded) -> tuple[str, int, str, bool]:
+    target = recorded.matches[1]
+    last = con.execute("SELECT max(seq) FROM events WHERE match_id = ?", [target]).fetchall()[0][0]
+    con.execute("DELETE FROM events WHERE match_id = ? AND seq > ?", [target, last - 6])
+    return target, last - 5, "match.cut", True
+
+
+@pytest.mark.parametrize("removal", [delete_a_match_with_sql, cut_a_tail_with_sql])
+def test_events_removed_with_plain_sql_are_named_where_they_were_never_at_the_next_match(
+    recorded: Recorded, tmp_path: Path, removal
+):
+    db = _copy(recorded, tmp_path)
+    with duckdb.connect(str(db)) as con:
+        target, seq, code, catalogued = removal(con, recorded)
+    receipts = [arg for path in recorded.receipts.values() for arg in ("--against", str(path))]
+    checkpoint = ["--against", str(recorded.checkpoint)]
+    # With the receipts: the match and the first seq gone, and the leaves' gap named at that event.
+    said = json.loads(invoke("verify", "--db", str(db), *checkpoint, *receipts, "--json", code=1))["against"]
+    assert {(p["match_id"], p["seq"]) for p in said if p["code"] in (code, "tree.leaf_gap")} == {(target, seq)}, said
+    assert all(p["match_id"] in (None, target) for p in said), said
+    # With the checkpoint alone: which leaves are gone, blamed on no other match; the catalogue, when it
+    # still names the match, says which.
+    said = json.loads(invoke("verify", "--db", str(db), *checkpoint, "--json", code=1))["against"]
+    gaps = [p for p in said if p["code"] == "tree.leaf_gap"]
+    assert gaps and all(p["match_id"] is None and "are gone" in p["message"] for p in gaps), said
+    assert all(p["match_id"] in (None, target) for p in said), said
+    assert any((p["match_id"], p["seq"], p["code"]) == (target, seq, code) for p in said) == catalogued, said
+
+
+def test_a_forked_log_is_named_a_fork_not_a_rewrite_or_a_removal(recorded: Recorded, tmp_path: Path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, b = _copy(recorded, tmp_path / "a"), _copy(recorded, tmp_path / "b")
+    with FileLog(a, mode="write") as log:  # one copy of the log goes one way ...
+        play_series("porrinha", ["random", "random"], games=1, seed=21, store=log, timeout=5.0)
+        (tmp_path / "a.checkpoint").write_text(log.checkpoint())
+    with FileLog(b, mode="write") as log:  # ... the other another, further, under the same key
+        forked = play_series("porrinha", ["random", "random"], games=3, seed=22, store=log, timeout=5.0)
+        (tmp_path / "b.checkpoint").write_text(log.checkpoint())
+        (tmp_path / "b.receipt").write_text(log.receipt(forked.matches[0].match_id))
+    # B is bigger than A's checkpoint, and its own signed tree does not extend it: the key signed two histories.
+    said = invoke("verify", "--db", str(b), "--against", str(tmp_path / "a.checkpoint"), code=1)
+    assert "[log.forked]" in said and "[log.rewritten]" not in said, said
+    # A is smaller than B's checkpoint: a checkpoint alone cannot tell a removal from a fork, and says so ...
+    said = invoke("verify", "--db", str(a), "--against", str(tmp_path / "b.checkpoint"), code=1)
+    assert "[log.shrunk]" in said and "fork" in said, said
+    # ... and with a receipt of B's tree whose leaves A holds otherwise, it is a fork.
+    said = invoke(
+        "verify",
+        "--db",
+        str(a),
+        "--against",
+        str(tmp_path / "b.checkpoint"),
+        "--against",
+        str(tmp_path / "b.receipt"),
+        code=1,
+    )
+    assert "[log.forked]" in said and "[log.shrunk]" not in said, said
+
+
 def test_a_changed_log_will_not_sign_a_checkpoint_that_contradicts_its_last(recorded: Recorded, tmp_path: Path):
     db = _copy(recorded, tmp_path)
     with duckdb.connect(str(db)) as con:
@@ -312,15 +383,20 @@ def test_a_bundle_made_here_checks_elsewhere_with_the_public_key_alone(recorded:
     (elsewhere / "bundle.json").write_text(json.dumps(bundle))
     (elsewhere / "log.pub").write_text(recorded.key + "\n")
     shutil.copy(verifier.__file__, elsewhere / "verifier.py")
-    # Only the verifier's file: matchlog, DuckDB, msgspec and pyarrow cannot be imported there.
+    # Only the verifier's file: matchlog, DuckDB, msgspec and pyarrow cannot be imported there (and,
+    # run as `bare.py`, nor can cryptography).
     (elsewhere / "run.py").write_text(
         textwrap.dedent(
             """
             import importlib.abc, runpy, sys
 
+            ABSENT = ("matchlog", "duckdb", "msgspec", "pyarrow")
+            if sys.argv[0].endswith("bare.py"):
+                ABSENT += ("cryptography",)
+
             class Refuse(importlib.abc.MetaPathFinder):
                 def find_spec(self, name, path, target=None):
-                    if name.split(".")[0] in ("matchlog", "duckdb", "msgspec", "pyarrow"):
+                    if name.split(".")[0] in ABSENT:
                         raise ImportError(f"{name} is not on this machine")
 
             sys.meta_path.insert(0, Refuse())
@@ -332,9 +408,11 @@ def test_a_bundle_made_here_checks_elsewhere_with_the_public_key_alone(recorded:
         )
     )
 
-    def check(*args: str) -> subprocess.CompletedProcess[str]:
+    shutil.copy(elsewhere / "run.py", elsewhere / "bare.py")
+
+    def check(*args: str, runner: str = "run.py") -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-I", "run.py", *args],
+            [sys.executable, "-I", runner, *args],
             cwd=elsewhere,
             capture_output=True,
             text=True,
@@ -349,6 +427,192 @@ def test_a_bundle_made_here_checks_elsewhere_with_the_public_key_alone(recorded:
     (elsewhere / "bundle.json").write_text(json.dumps(bundle))
     done = check("bundle.json", "--key", "log.pub")
     assert done.returncode == 1 and f"match {target} seq 5 [event.hash]" in done.stdout, done
+    # Without cryptography: one line that says what the verifier needs, and status 2.
+    bare = check("bundle.json", "--key", "log.pub", runner="bare.py")
+    assert bare.returncode == 2 and not bare.stdout, bare
+    assert bare.stderr.splitlines() == [f"error[verifier.needs]: this verifier needs {verifier.NEEDS}"], bare
+
+
+# -- a bundle says nothing that is not bound ----------------------------------------------------
+
+
+def _statement(text: str | bytes | Any, key: verifier.VerifierKey) -> tuple[Any, ...] | None:
+    """What a bundle (its text, or its JSON read) proves, or None when checking it fails with a clear
+    finding; anything else (an exception that is not one of the verifier's) fails the test."""
+    if isinstance(text, str | bytes):
+        try:
+            text = verifier.load_bundle(text)
+        except verifier.NoteError as error:
+            refused = error
+        else:
+            refused = None
+        if refused is not None:
+            assert refused.code in ("bundle.json", "bundle.bounds") and str(refused)
+            return None
+    checked = verifier.check_bundle(text, key)
+    if not checked.ok:
+        assert all(problem.code and problem.message for problem in checked.problems)
+        return None
+    assert checked.statement is not None
+    return checked.statement
+
+
+@pytest.fixture(scope="module")
+def bundles(recorded: Recorded) -> dict[str, dict[str, Any]]:
+    """A bundle of each kind the log makes: one event against the receipt of its match, a seat's whole
+    match (its hidden events sealed) against the checkpoint, and the whole record."""
+    log = FileLog(recorded.db)
+    target = recorded.matches[0]
+    return {
+        "one event": log.prove(target, seq=5, against=recorded.receipts[target].read_text()),
+        "a seat's match": log.prove(recorded.matches[1], as_seat=0, against=recorded.checkpoint.read_text()),
+        "the whole record": log.prove(recorded.matches[2]),
+    }
+
+
+def test_a_bundle_changed_where_the_attack_changed_it_fails_with_a_clear_finding(
+    recorded: Recorded, bundles: dict[str, dict[str, Any]], tmp_path: Path
+):
+    key = verifier.parse_verifier_key(recorded.key)
+    bundle = bundles["a seat's match"]
+    assert verifier.check_bundle(bundle, key).ok
+    # A proof index one past the nodes (a digit changed): a finding that names it, not an IndexError.
+    changed = copy.deepcopy(bundle)
+    changed["entries"][3]["proof"][0] = len(bundle["nodes"])
+    said = verifier.check_bundle(changed, key)
+    assert [p.code for p in said.problems] == ["bundle.format"] and "entries[3].proof[0]" in str(said.problems[0])
+    # The log's word on where the match ends, whether it ended, whose view it is: nothing binds it.
+    for name, value in (("last_seq", 3), ("ended", False), ("as_seat", 0), ("missing", True)):
+        said = verifier.check_bundle({**bundle, name: value}, key)
+        assert [p.code for p in said.problems] == ["bundle.format"] and name in str(said.problems[0]), name
+    # A whole entry's row under another name would read as a sealed entry.
+    renamed = copy.deepcopy(bundle)
+    whole = next(entry for entry in renamed["entries"] if "row" in entry)
+    whole["rows"] = whole.pop("row")
+    assert [p.code for p in verifier.check_bundle(renamed, key).problems] == ["bundle.format"]
+    # A key given twice, a number that is not an integer, JSON nested deeper than a bundle: refused on reading.
+    text = json.dumps(bundle)
+    for wrong in (text.replace('"seq": ', '"seq": 1, "seq": ', 1), text.replace('"leaf": ', '"leaf": 1.5, "x": ', 1)):
+        with pytest.raises(verifier.NoteError) as refused:
+            verifier.load_bundle(wrong)
+        assert refused.value.code == "bundle.json"
+    with pytest.raises(verifier.NoteError) as deep:
+        verifier.load_bundle("[" * 100_000 + "]" * 100_000)
+    assert deep.value.code == "bundle.bounds"
+    # The stand-alone verifier says each as a finding or one error line, never a traceback.
+    (tmp_path / "index.json").write_text(json.dumps(changed))
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    for name, status, said_as in (("index.json", 1, "[bundle.format]"), ("deep.json", 2, "error[bundle.bounds]")):
+        done = subprocess.run(
+            [sys.executable, verifier.__file__, str(tmp_path / name), "--key", recorded.key],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == status and said_as in done.stdout + done.stderr, done
+        assert "Traceback" not in done.stderr
+    invoked = runner.invoke(app, ["check", str(tmp_path / "deep.json"), "--key", recorded.key])
+    assert invoked.exit_code == 2 and "error[bundle.bounds]" in invoked.stderr, invoked.stderr
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value: each object's field and each list's item, nested ones too."""
+    found = [path]
+    if isinstance(value, dict):
+        for name, item in value.items():
+            found += _paths(item, (*path, name))
+    elif isinstance(value, list):
+        for number, item in enumerate(value):
+            found += _paths(item, (*path, number))
+    return found
+
+
+def _mutations(value: Any) -> list[Any]:
+    """Other values for a place: of its type and one off, of every other type, emptied, cut short."""
+    others: list[Any] = [None, True, False, 0, -1, 1 << 63, 1.5, "", "0", [], {}, [0], {"x": 1}]
+    if type(value) is int:
+        others += [value + 1, value - 1, value * 10 + 1, str(value)]
+    elif isinstance(value, str):
+        others += [value[:-1], value + "0", value.upper(), value.replace("0", "1", 1), value.replace("a", "b", 1)]
+        others += [value[:-3] + "\n" + value[-2:] if len(value) > 3 else value, " " + value]
+    elif isinstance(value, list):
+        others += [value[:-1], value[1:], value + value[-1:], list(reversed(value))]
+    elif isinstance(value, dict):
+        others += [{name: item for name, item in value.items() if name != first} for first in value]
+        others += [{**value, "extra": 1}, {name.upper(): item for name, item in value.items()}]
+    return [other for other in others if other != value or type(other) is not type(value)]
+
+
+def _replaced(document: Any, path: tuple[Any, ...], value: Any) -> Any:
+    changed = copy.deepcopy(document)
+    if not path:
+        return value
+    *parents, last = path
+    place = changed
+    for step in parents:
+        place = place[step]
+    place[last] = value
+    return changed
+
+
+@given(data=st.data())
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_bundle_changed_in_any_field_fails_or_proves_exactly_the_same(
+    recorded: Recorded, bundles: dict[str, dict[str, Any]], data: st.DataObject
+):
+    key = verifier.parse_verifier_key(recorded.key)
+    kind = data.draw(st.sampled_from(sorted(bundles)), label="bundle")
+    bundle = bundles[kind]
+    proven = _statement(bundle, key)
+    assert proven is not None
+    path = data.draw(st.sampled_from(_paths(bundle)), label="where")
+    here = bundle
+    for step in path:
+        here = here[step]
+    if data.draw(st.booleans(), label="rename or drop the field") and path and isinstance(path[-1], str):
+        changed = parent = copy.deepcopy(bundle)
+        for step in path[:-1]:
+            parent = parent[step]
+        name = path[-1]
+        moved = parent.pop(name)
+        new_name = data.draw(st.sampled_from([None, name + "s", name.upper(), "x" + name]), label="new name")
+        if new_name is not None:
+            parent[new_name] = moved
+    else:
+        changed = _replaced(bundle, path, data.draw(st.sampled_from(_mutations(here)), label="value"))
+    for form in (changed, json.dumps(changed)):
+        said = _statement(form, key)
+        assert said is None or said == proven or _sealed(said, proven), (path, said)
+
+
+def _sealed(said: tuple[Any, ...], proven: tuple[Any, ...]) -> bool:
+    """Whether `said` is `proven` with some whole events sealed: the one change that still checks, as
+    withholding what an event says can never be refused (a seat's bundle seals what it may not see)."""
+    (checkpoint, match, entries, against), (checkpoint_, match_, entries_, against_) = said, proven
+    return (
+        (checkpoint, match, against) == (checkpoint_, match_, against_)
+        and [entry[:3] for entry in entries] == [entry[:3] for entry in entries_]
+        and all(entry[3] in (None, entry_[3]) for entry, entry_ in zip(entries, entries_, strict=True))
+        and entries != entries_
+    )
+
+
+def test_a_bundle_changed_in_any_byte_fails_or_proves_exactly_the_same(
+    recorded: Recorded, bundles: dict[str, dict[str, Any]]
+):
+    key = verifier.parse_verifier_key(recorded.key)
+    text = json.dumps(bundles["one event"], separators=(",", ":")).encode()
+    proven = _statement(text, key)
+    assert proven is not None
+    same = failed = 0
+    for at in range(len(text)):
+        for flip in (1, 2, 0x20):
+            changed = _statement(text[:at] + bytes([text[at] ^ flip]) + text[at + 1 :], key)
+            assert changed in (None, proven), (at, flip)
+            same, failed = same + (changed is not None), failed + (changed is None)
+    # What can change and prove the same is how JSON or base64 writes a value, never the value.
+    assert failed > 10 * same and failed + same == 3 * len(text)
 
 
 # -- hidden information -------------------------------------------------------------------------
@@ -413,7 +677,8 @@ def test_keys_checkpoints_receipts_and_bundles_through_the_service(served, tmp_p
     # A seat's token gets its own view: its hand whole, the others' sealed; the bundle checks.
     with matchlog.open(served.url, token=tokens["seats"][1]) as seat:
         bundle = seat.prove(ended, against=receipt)
-        assert bundle["as_seat"] == 1 and any("row" not in e for e in bundle["entries"])
+        hands = [e["row"]["seat"] for e in bundle["entries"] if e.get("row", {}).get("type") == "porrinha.hand_chosen"]
+        assert hands and set(hands) == {1} and any("row" not in e for e in bundle["entries"])
         assert verifier.check_bundle(bundle, verifying).ok
         with pytest.raises(Forbidden):
             seat.prove(ended, as_seat=0)
@@ -429,7 +694,7 @@ def test_keys_checkpoints_receipts_and_bundles_through_the_service(served, tmp_p
         other = play_series("porrinha", ["random", "random"], games=1, seed=4, store=elsewhere, timeout=5.0)
         foreign = elsewhere.receipt(other.matches[0].match_id)
     absent = httpx.post(f"{served.url}/api/matches/{other.matches[0].match_id}/proof", json={"against": foreign})
-    assert absent.status_code == 200 and absent.json()["missing"] is True
+    assert absent.status_code == 200 and absent.json()["entries"] == []
     said = verifier.check_bundle(absent.json(), verifying)
     assert [p.code for p in said.problems] == ["against.signature"]
     # A match in play has no receipt yet; ending it (here, abandoning it) answers with its receipt.
@@ -445,22 +710,21 @@ def test_keys_checkpoints_receipts_and_bundles_through_the_service(served, tmp_p
 
 
 def test_the_service_signs_a_checkpoint_at_its_interval_as_the_log_grows(tmp_path: Path):
-    import time
-
     import httpx
 
-    from .conftest import start_server
+    from .conftest import start_server, wait_for
 
     server = start_server(tmp_path / "log.duckdb", "--checkpoint-every", "0.2")
     try:
         key = verifier.parse_verifier_key(httpx.get(f"{server.url}/api/key").text)
         invoke("play", "porrinha", "-p", "random", "-p", "random", "--seed", "3", "--db", str(server.db), "-q")
         events = httpx.get(f"{server.url}/api/health").json()["events"]
-        deadline, size = time.monotonic() + 20, -1
-        while size != events and time.monotonic() < deadline:
-            time.sleep(0.1)
-            size = verifier.read_note(httpx.get(f"{server.url}/api/checkpoint").text, key).size
-        assert size == events > 0, "a checkpoint of the grown tree, signed by the service unasked"
+
+        def signed() -> int:
+            return verifier.read_note(httpx.get(f"{server.url}/api/checkpoint").text, key).size
+
+        wait_for(lambda: signed() == events, "a checkpoint of the grown tree", every=0.1)
+        assert signed() == events > 0, "a checkpoint of the grown tree, signed by the service unasked"
     finally:
         assert server.stop() == 0
 

@@ -25,7 +25,7 @@ from matchlog.engines import CHANCE
 from matchlog.engines import get as get_engine
 from matchlog.store import Store
 
-from .conftest import Served, fill_log, start_server
+from .conftest import PATIENCE, Served, fill_log, start_server
 
 runner = CliRunner()
 
@@ -146,7 +146,8 @@ def test_a_1000_match_tournament_records_through_the_server_while_everyone_else_
             assert result["finished"] == 1000 and not result["findings"] and not result["failures"]
             assert listed >= 2, "the tournament ended before anyone read: nothing was tested"
             client.post(f"/api/matches/{match_id}/abandon", json={"reason": "the test is over"})
-            follower.join(30)
+            follower.join(PATIENCE)
+            assert not follower.is_alive(), "the follower did not see the match end"
             assert seen == list(range(played + 2))  # its start, every answer played live, its end
         assert invoke("verify", "--db", str(db)).startswith("ok: 1001 matches")
         assert "no findings" in invoke("audit", "--all", "--db", str(db))
@@ -379,6 +380,7 @@ def test_a_time_with_an_offset_reads_as_the_same_moment_in_utc(monkeypatch: pyte
 def test_an_asyncio_server_on_our_socket_turns_nagle_off():
     """With Nagle's algorithm on, a small response's body waited ~40 ms behind its headers."""
     import asyncio
+    import concurrent.futures
     import socket
 
     from matchlog.service.run import _bind
@@ -399,7 +401,10 @@ def test_an_asyncio_server_on_our_socket_turns_nagle_off():
             writer.close()
         return option
 
-    assert asyncio.run(accept_one()) != 0
+    # A loop of its own in a thread of its own: the session's Chromium (Playwright's sync API)
+    # keeps one running in this thread once a test has opened it.
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        assert thread.submit(asyncio.run, accept_one()).result() != 0
 
 
 def _start(client: httpx.Client, served: Served, game: str = "porrinha") -> tuple[str, str]:
@@ -467,27 +472,70 @@ def test_clients_that_go_away_mid_stream_do_not_keep_the_server_from_stopping(fi
 def test_a_refused_batch_leaves_the_live_judge_as_it_was_undo_and_all():
     """The live judge keeps no copy of a long match for each batch; a refused batch, with or
     without an undo in it, still leaves the state exactly as before, and the next batch is judged."""
-    from matchlog.events import ActionsUndone, GuessMade, HandChosen, MatchStarted, Record, Seat, uuid7
-    from matchlog.replay.audit import LiveJudge
+    from matchlog.events import ActionsUndone, GuessMade, HandChosen, MatchStarted, Seat
+    from matchlog.replay.judge import Judge
 
     started = MatchStarted(game="porrinha", options={}, seats=(Seat("a", "p"), Seat("b", "p")))
-    match_id = uuid7()
-
-    def records(first: int, *events: object) -> list[Record]:
-        return [
-            Record(
-                match_id=match_id, seq=first + i, event_id=uuid7(), at_us=0, actor=e.actor, version=1, event=e, hash=b""
-            )
-            for i, e in enumerate(events)
-        ]
-
-    judge = LiveJudge(records(0, started, HandChosen(seat=0, hand=1)))
+    judge = Judge(started)
+    assert not judge.take_all([HandChosen(seat=0, hand=1)])
     before = judge.state
     for refused in (
-        records(2, HandChosen(seat=1, hand=2), GuessMade(seat=0, guess=9)),
-        records(2, ActionsUndone(seqs=(1,), reason="x"), HandChosen(seat=1, hand=7)),
+        [HandChosen(seat=1, hand=2), GuessMade(seat=0, guess=9)],
+        [ActionsUndone(seqs=(1,), reason="x"), HandChosen(seat=1, hand=7)],
     ):
-        assert judge.judge(refused)
+        assert judge.take_all(refused)
         assert judge.state == before and judge.next_seq == 2
-    assert not judge.judge(records(2, ActionsUndone(seqs=(1,), reason="appeal"), HandChosen(seat=0, hand=0)))
+    assert not judge.take_all([ActionsUndone(seqs=(1,), reason="appeal"), HandChosen(seat=0, hand=0)])
     assert judge.state.hands == (0, None) and judge.next_seq == 4
+
+
+def _bad_matches(db: Path) -> list[str]:
+    """Matches no referee could have recorded, written into the log directly (not through the judge,
+    which refuses them; the store itself refuses a table of no seats): a Porrinha table of one seat,
+    and a game this matchlog does not know."""
+    from matchlog.events import HandChosen, MatchEnded, MatchStarted, Outcome, Seat, uuid7
+
+    bad = [uuid7(), uuid7()]
+    with Store(db) as store:
+        solo = MatchStarted(game="porrinha", options={}, seats=(Seat("solo", "x"),))
+        store.append(bad[0], [solo, HandChosen(seat=0, hand=1)], 0)
+        chess = MatchStarted(game="chess", options={}, seats=(Seat("a", "x"), Seat("b", "x")))
+        store.append(bad[1], [chess, MatchEnded(outcome=Outcome(places=(1, 2), winners=(0,)))], 0)
+    return [str(match_id) for match_id in bad]
+
+
+def test_one_bad_match_never_costs_a_reader_the_others_through_the_service(filled_log: Path, tmp_path: Path):
+    """Issue 22, item 7: after one bad match, a seat's export was cut off mid-stream (and the CLI
+    said `remote.unreachable`). Every reading across matches skips it and names it."""
+    db = tmp_path / "bad.duckdb"
+    db.write_bytes(filled_log.read_bytes())
+    bad = _bad_matches(db)
+    server = start_server(db)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            good = [m["match_id"] for m in client.get("/api/matches", params={"limit": 10_000}).json()]
+            assert set(bad) <= set(good), "the catalogue lists every match, bad ones too"
+            good = [m for m in good if m not in bad]
+            for headers in ({}, server.headers()):
+                exported = client.get("/api/export", params={"as_seat": -1}, headers=headers)
+                assert exported.status_code == 200, exported.text[:300]
+                lines = [json.loads(line) for line in exported.text.splitlines()]
+                assert {line["match_id"] for line in lines if "match_id" in line} == set(good)
+                assert {line["skipped"]["match_id"] for line in lines if "skipped" in line} == set(bad)
+                audits = client.get("/api/audit", headers=headers)
+                assert audits.status_code == 200, audits.text[:300]
+                reports = {report["match_id"]: report for report in audits.json()}
+                assert set(reports) == set(good) | set(bad)
+                assert all(reports[m]["findings"] for m in bad)
+                stats = client.get("/api/stats", headers=headers)
+                assert stats.status_code == 200, stats.text[:300]
+                assert any(bad[1] in skip for skip in stats.json()["skipped"]), stats.json()["skipped"]
+                for kind in ("results", "seats"):
+                    assert client.get(f"/api/frames/{kind}", headers=headers).status_code == 200
+        # The CLI through the server: every good match written, each bad one named, exit 0.
+        result = runner.invoke(app, ["export", "--all", "--as-seat", "-1", "--server", server.url])
+        assert result.exit_code == 0, result.stderr
+        assert {json.loads(line)["match_id"] for line in result.stdout.splitlines()} == set(good)
+        assert all(f"match {m} left out" in result.stderr for m in bad), result.stderr
+    finally:
+        server.stop()

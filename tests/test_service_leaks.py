@@ -25,6 +25,7 @@ import random
 import re
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -403,7 +404,7 @@ def _imported(client: httpx.Client, served: Served, records: Sequence[Record]) -
 
 
 #: What differs between two matches whatever they hold: their ids, and (for a finished match
-#: against a running one) how far each goes and the hashes a finished match shows everyone.
+#: against a running one) how far each goes.
 _OWN = ("last_seq", "head_seq", "head_hash", "hash", "previous_hash", "status", "ended", "notes")
 
 
@@ -457,10 +458,10 @@ def test_nothing_a_restricted_reader_gets_depends_on_a_davinci_tile_it_may_not_k
                 for seq in (len(prefix) // 2, len(prefix) - 1):
                     at = [_same(pick[m].at(m, seq), [m], drop=_OWN) for m in (finished, second)]
                     assert at[0] == at[1], _differences(*at)
-        # Hashes: a finished match's are everyone's, a running one's only the admin's and its referee's.
+        # Hashes: the admin's and the referee's only, finished or not: a winner's tiles stay hidden.
         head = {m: client.get(f"/api/matches/{m}").json()["head_hash"] for m in (finished, first)}
-        assert head[finished] and not head[first]
-        assert client.get(f"/api/matches/{first}", headers=served.headers()).json()["head_hash"]
+        assert not head[finished] and not head[first]
+        assert all(client.get(f"/api/matches/{m}", headers=served.headers()).json()["head_hash"] for m in head)
     assert compared > 30
 
 
@@ -472,3 +473,90 @@ def _differences(one: dict[str, Any], other: dict[str, Any]) -> str:
     return "\n".join(
         f"{label}:\n  {one[label]}\n  {other.get(label)}" for label in one if one[label] != other.get(label)
     )[:3000]
+
+
+# -- aggregates: twin logs served side by side ---------------------------------------------------
+
+
+def _aggregates(server: Served, token: str | None, match_id: str | None, seat: int | None) -> dict[str, Any]:
+    """Everything aggregate the service serves one reader (`token` None: anonymous; else seat
+    `seat`'s token of `match_id`), the CLI's list and show through it included."""
+    from typer.testing import CliRunner
+
+    from matchlog.cli import app
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    got: dict[str, Any] = {}
+    with httpx.Client(base_url=server.url, headers=headers, timeout=60) as client:
+
+        def answer(path: str, **params: Any) -> Any:
+            response = client.get(path, params=params)
+            assert response.status_code == 200, (path, response.text[:300])
+            if response.headers["content-type"].startswith("application/vnd.apache.arrow"):
+                import pyarrow as pa
+
+                return pa.ipc.open_stream(response.content).read_all().to_pylist()
+            return response.text
+
+        got["health"] = answer("/api/health")
+        got["list"] = answer("/api/matches", limit=10_000)
+        got["stats"] = answer("/api/stats")
+        got["stats by seat"] = answer("/api/stats", by="seat", as_seat=-1)
+        got["results"] = answer("/api/frames/results")
+        got["seats"] = answer("/api/frames/seats", as_seat=-1)
+        got["audit all"] = answer("/api/audit")
+        got["verify"] = answer("/api/verify")
+        got["export"] = answer("/api/export", as_seat=-1)
+        env = {"MATCHLOG_TOKEN": token} if token else {}
+        listed = CliRunner().invoke(app, ["list", "--json", "--limit", "10000", "--server", server.url], env=env)
+        got["cli list"] = (listed.exit_code, listed.stdout)
+        if match_id is not None:
+            got["info"] = answer(f"/api/matches/{match_id}")
+            got["export own"] = answer("/api/export", match=match_id, as_seat=seat)
+            args = ["show", match_id, "--as-seat", str(seat), "--json", "--server", server.url]
+            shown = CliRunner().invoke(app, args, env=env)
+            got["cli show"] = (shown.exit_code, shown.stdout)
+            args = ["export", match_id, "--format", "html", "--as-seat", str(seat), "--server", server.url]
+            page = CliRunner().invoke(app, args, env=env)
+            got["cli html"] = (page.exit_code, page.stdout)
+    return got
+
+
+def test_nothing_aggregate_the_service_serves_depends_on_what_a_reader_may_not_know(tmp_path: Path):
+    """Issue 22, item 5. Two logs, one holding matches as played and the other their twins
+    (`twins.py`: the same but for what one reader may not know), are served side by side: the
+    statistics, frames, catalogue rows (the API's and the CLI's `list` and `show --json`, and the
+    one a seat's HTML export holds), audits, verification, exports and health each reader gets
+    (anonymous, and each twin's own seat with its token) are the same from both."""
+    from .conftest import start_server
+    from .twins import played, stored, twins
+
+    logs = [tmp_path / "played.duckdb", tmp_path / "twins.duckdb"]
+    pairs: list[tuple[str, int | None]] = []
+    with Store(logs[0]) as played_log, Store(logs[1]) as twin_log:
+        for game, seed in (("porrinha", 3), ("porrinha", 8), ("davinci", 4), ("davinci", 9)):
+            records = played(game, seed)
+            rng = random.Random(seed)
+            for seat in [None, *range(len(records[0].event.seats))]:  # type: ignore[attr-defined]
+                found = list(twins(records, seat, rng))
+                for twin, until in found[:1] + found[-1:] if len(found) > 1 else found:
+                    match_id = uuid7()
+                    stored(played_log, records[:until], match_id=match_id)
+                    stored(twin_log, twin, match_id=match_id)
+                    pairs.append((str(match_id), seat))
+    assert {seat for _, seat in pairs} >= {None, 0, 1}, pairs
+    servers = [start_server(db) for db in logs]
+    try:
+        readers: list[tuple[str | None, int | None]] = [(None, None), *((m, s) for m, s in pairs if s is not None)]
+        for match_id, seat in readers:
+            got = []
+            for server in servers:
+                token = None
+                if match_id is not None:
+                    tokens = httpx.get(f"{server.url}/api/matches/{match_id}/tokens", headers=server.headers())
+                    token = tokens.json()["seats"][seat]
+                got.append(_aggregates(server, token, match_id, seat))
+            assert got[0] == got[1], _differences(*got)
+    finally:
+        for server in servers:
+            server.stop()

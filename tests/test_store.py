@@ -16,6 +16,7 @@ import pytest
 from matchlog.events import (
     ActionsUndone,
     ConcurrencyError,
+    EventConflict,
     GuessMade,
     HandChosen,
     ImportRejected,
@@ -96,7 +97,7 @@ def test_a_stored_event_resent_at_another_seq_is_refused(store: Store):
     match_id = uuid7()
     hand = draft(HandChosen(seat=0, hand=1))
     store.append(match_id, [draft(started()), hand], 0)
-    with pytest.raises(ConcurrencyError):
+    with pytest.raises(EventConflict, match="already stored at seq 1, and this append would put it at seq 2"):
         store.append(match_id, [hand], 2)
     assert store.match(match_id).last_seq == 1
 
@@ -424,10 +425,10 @@ def test_a_time_the_log_cannot_hold_is_refused_with_its_code_on_append_and_on_im
         fields = (line["match_id"], line["seq"], line["event_id"], line["at_us"], line["actor"], line["game"])
         previous = chain_hash(previous, *fields, line["type"], line["version"], line["seat"], payload)
         line["hash"] = previous.hex()
-    envelopes = [json.dumps({k: v for k, v in line.items() if k != "event"})[:-1] for line in lines]
-    texts = [
-        f'{envelope}, "event": {payload}}}'.encode() for envelope, payload in zip(envelopes, payloads, strict=True)
+    envelopes = [
+        json.dumps({k: v for k, v in line.items() if k != "event"}, separators=(",", ":"))[:-1] for line in lines
     ]
+    texts = [f'{envelope},"event":{payload}}}'.encode() for envelope, payload in zip(envelopes, payloads, strict=True)]
     with Store(":memory:") as target, pytest.raises(ImportRejected, match=r"line 2: .* is not a time"):
         target.import_jsonl(texts)
 

@@ -8,12 +8,17 @@ errors it can be given), from the match as played and from twin matches that dif
 that seat may not know then: another seat's hand this round, a rejected hand for a hand of 0, one
 hidden tile for another of its colour, a joker for a numbered tile. The twins' outputs must be the
 same: nothing a seat is shown depends on a value it may not know.
+
+Aggregates are views too: every figure a game counts and every column of a catalogue row, a frame
+and the statistics declares what it is derived from, and the same twins, written into logs, give
+every reader the same figures, statistics, frames and catalogue rows (the twins are in `twins.py`,
+for every test that compares what a reader gets).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -23,27 +28,20 @@ from hypothesis import strategies as st
 
 import matchlog.events as events_package
 from matchlog.engines import GAMES, Turn
-from matchlog.engines.davinci import JOKERS, colour
-from matchlog.engines.views import shown_event, shown_turn
+from matchlog.engines.davinci import JOKERS
+from matchlog.engines.views import Derived, shown_event, shown_turn
 from matchlog.events import (
-    AnswerRejected,
     Event,
-    HandChosen,
     JokerPlaced,
     MatchlogError,
     MatchStarted,
     PenguinMoved,
     Record,
     Seat,
-    TileDrawn,
     TileSorted,
-    TilesShuffled,
     Withheld,
     lifecycle,
 )
-from matchlog.referee import MemoryRecorder, make_player, play_match, run_knockout
-from matchlog.referee.davinci import RandomPlayer as DavinciRandom
-from matchlog.referee.porrinha import RandomPlayer as PorrinhaRandom
 from matchlog.replay import (
     audit_records,
     check_seat,
@@ -55,6 +53,8 @@ from matchlog.replay import (
     timeline,
 )
 from matchlog.store import Store
+
+from .twins import davinci_twins, played, twins
 
 # -- the declarations ------------------------------------------------------------------------
 
@@ -100,51 +100,6 @@ def test_a_started_match_shows_a_seat_only_the_fields_it_lists_in_a_game_with_hi
     assert GAMES["fish"].views[MatchStarted](None, later, 0) is later  # nothing is hidden in Fish
 
 
-# -- random matches of every game ------------------------------------------------------------
-
-
-class Liar(PorrinhaRandom):
-    """A Porrinha player whose hand is 99 (rejected, counted as 0) about a third of the time."""
-
-    def hand(self, table: Any) -> int:
-        return 99 if self.rng.random() < 0.35 else super().hand(table)
-
-
-class JokerFirst(DavinciRandom):
-    """A Da Vinci Code player that puts a joker first in its row, where a low tile would sort."""
-
-    def place_joker(self, view: Any) -> int:
-        return 0
-
-
-def played(game: str, seed: int) -> list[Record]:
-    """The records of one random match of `game`."""
-    rng = random.Random(seed)
-    if game == "knockout":
-        seats = [Seat(f"p{i}", "random") for i in range(3)]
-        with Store() as store:
-            players = [make_player("fish", "random", random.Random(rng.random())) for _ in seats]
-            result = run_knockout(
-                "fish", seats, players, options={"rows": 3, "columns": 4}, store=store, seed=seed, timeout=None
-            )
-            return store.read(result.tournament_id)
-    if game == "porrinha":
-        players = [Liar(random.Random(seed)), *(PorrinhaRandom(random.Random(seed + i)) for i in (1, 2))]
-        options: dict[str, Any] = {"chopsticks": 2, "policy": "lenient" if seed % 3 else "strict"}
-    elif game == "davinci":
-        count = 2 + seed % 2
-        players = [JokerFirst(random.Random(seed + i)) for i in range(count)]
-        options = {"jokers": seed % 4 != 3}
-    else:
-        count = GAMES[game].spec.min_players
-        players = [make_player(game, "random", random.Random(seed + i)) for i in range(count)]
-        options = {"rows": 3, "columns": 4} if game == "fish" else {}
-    seats = tuple(Seat(f"p{i}", "random") for i in range(len(players)))
-    recorder = MemoryRecorder()
-    result = play_match(game, seats, players, options=options, recorder=recorder, seed=seed, timeout=None)
-    return recorder.records(result.match_id)
-
-
 # -- what a seat is given ----------------------------------------------------------------------
 
 
@@ -175,125 +130,6 @@ def reports(records: Sequence[Record], seat: int | None) -> Any:
     return plain(audit), plain(dispute), errors
 
 
-# -- twins: the same match but for what one seat may not know ---------------------------------
-
-
-def replaced(records: Sequence[Record], changes: dict[int, Event]) -> list[Record]:
-    return [
-        msgspec.structs.replace(r, event=changes[r.seq], actor=changes[r.seq].actor) if r.seq in changes else r
-        for r in records
-    ]
-
-
-Twin = tuple[list[Record], int]  # the twin's records, and the first seq at which the seat could tell
-
-
-def porrinha_twins(records: Sequence[Record], seat: int | None) -> Iterator[Twin]:
-    """Another seat's hand changed before its round settles: another number, or a rejected hand
-    (lenient: it counts as 0) for a hand of 0 and the other way round."""
-    engine = GAMES["porrinha"]
-    lenient = records[0].event.options.get("policy", "lenient") == "lenient"  # type: ignore[attr-defined]
-    state = engine.start(records[0].event)  # type: ignore[arg-type]
-    round_events: list[tuple[Record, Any]] = []
-    for record in records[1:]:
-        after = engine.apply(state, record.event)
-        event = record.event
-        if isinstance(event, HandChosen | AnswerRejected) and getattr(event, "decision", "hand") == "hand":
-            round_events.append((record, state))
-        if after.round > state.round or record is records[-1]:
-            settled = record.seq if after.round > state.round else len(records)
-            for hand, before in round_events:
-                owner = hand.event.seat  # type: ignore[attr-defined]
-                if owner == seat or owner in before.removed:
-                    continue
-                chopsticks = before.chopsticks[owner]
-                others: list[Event] = []
-                if isinstance(hand.event, HandChosen):
-                    if chopsticks:
-                        others.append(HandChosen(seat=owner, hand=(hand.event.hand + 1) % (chopsticks + 1)))
-                    if lenient and hand.event.hand == 0:
-                        message = f"hand 99 is not between 0 and the {chopsticks} chopsticks of seat {owner}"
-                        others.append(AnswerRejected(seat=owner, decision="hand", answer="99",
-                                                     code="porrinha.hand_out_of_range", message=message))  # fmt: skip
-                elif lenient:
-                    others.append(HandChosen(seat=owner, hand=0))
-                for other in others:
-                    yield replaced(records[:settled], {hand.seq: other}), settled
-            round_events = []
-        state = after
-
-
-def davinci_public(state: Any) -> Any:
-    """What every seat of a Da Vinci Code table knows: colours and places of every tile, numbers
-    of tiles turned up, who waits to place a tile, the guesses and their results, whose turn."""
-    rows = tuple(
-        tuple((colour(t), state.revealed[o][i], t if state.revealed[o][i] else None) for i, t in enumerate(row))
-        for o, row in enumerate(state.rows)
-    )
-    pending = tuple((owner, colour(tile)) for owner, tile in state.pending)
-    return (rows, len(state.pile), pending, state.phase, state.turn, state.drawn, state.last, state.wrong,
-            state.out, state.removed, state.ended, state.dealt)  # fmt: skip
-
-
-def davinci_twins(records: Sequence[Record], seat: int | None, rng: random.Random) -> Iterator[Twin]:
-    """Two tiles of one colour swapped, both hidden from `seat` until it could tell (it draws one,
-    one is turned up, or the seed is revealed), where every seat sees the same table throughout: a
-    tile in another's row for one in the pile or another's row, a joker for a numbered tile (its
-    owner's placing then the referee's)."""
-    states = [step.after for step in timeline(records)]
-    reveal = next((r.seq for r in records if r.event.tag == "match.chance_revealed"), len(records))
-
-    def known_at(tile: int) -> int:
-        """The first seq at which `seat` (None: nobody in particular) could tell this tile."""
-        for seq, state in enumerate(states[:reveal]):
-            for owner, row in enumerate(state.rows):
-                if tile in row and (owner == seat or state.revealed[owner][row.index(tile)]):
-                    return seq
-            if any(owner == seat and t == tile for owner, t in state.pending):
-                return seq
-        return reveal
-
-    shuffled = next((r.event.order for r in records if isinstance(r.event, TilesShuffled)), ())
-    pairs = [(a, b) for a in shuffled for b in shuffled if a < b and colour(a) == colour(b)]
-    rng.shuffle(pairs)
-    pairs.sort(key=lambda pair: not ({*pair} & set(JOKERS)))  # jokers first: the case that matters
-    found = 0
-    for a, b in pairs[:40]:
-        until = min(known_at(a), known_at(b))
-        if until < 3:
-            continue
-        swap = {a: b, b: a}
-        changes: dict[int, Event] = {}
-        state = states[0]
-        for record in records[1:until]:
-            event = record.event
-            if isinstance(event, TilesShuffled):
-                changes[record.seq] = TilesShuffled(order=tuple(swap.get(t, t) for t in event.order))
-            elif isinstance(event, TileDrawn) and event.tile in swap:
-                changes[record.seq] = TileDrawn(seat=event.seat, tile=swap[event.tile])
-            elif isinstance(event, JokerPlaced | TileSorted):
-                tile = next(t for owner, t in state.pending if owner == event.seat)
-                if tile in swap and (tile in JOKERS) != (swap[tile] in JOKERS):
-                    kind = TileSorted if isinstance(event, JokerPlaced) else JokerPlaced
-                    changes[record.seq] = kind(seat=event.seat, position=event.position)
-            state = states[record.seq]
-        if not changes:
-            continue
-        twin = replaced(records[:until], changes)
-        try:
-            twin_states = [step.after for step in timeline(twin)]
-        except Exception:  # the swap makes a table the rules cannot fold: not a twin
-            continue
-        if [davinci_public(s) for s in twin_states] != [davinci_public(s) for s in states[:until]]:
-            continue  # some seat would see a different table
-        if audit_records(twin).findings:
-            continue  # not a match the referee could have recorded
-        found += 1
-        yield twin, until
-        if found == 3:
-            return
-
-
 # -- the property ------------------------------------------------------------------------------
 
 
@@ -316,11 +152,7 @@ def test_no_output_a_seat_gets_depends_on_what_it_may_not_know(game: str, seed: 
             for seq in rng.sample(range(1, len(records)), min(3, len(records) - 1)):
                 reports(records[: seq + 1], seat)
             continue
-        makers: dict[str, Callable[[], Iterator[Twin]]] = {
-            "porrinha": lambda: porrinha_twins(records, seat),  # noqa: B023
-            "davinci": lambda: davinci_twins(records, seat, rng),  # noqa: B023
-        }
-        for twin, until in makers[game]():
+        for twin, until in twins(records, seat, rng):
             # Every line and state up to the seq where the seat could tell is the same...
             assert list(lines_and_states(twin, seat)) == outputs[:until], f"seat {seat} before seq {until}"
             # ...and so are the reports of a few prefixes, and the errors it is given.
@@ -361,3 +193,90 @@ def test_a_seat_sees_another_placing_a_tile_whether_it_is_a_joker_or_a_number():
                 assert shown_turn(engine, step.after, owner) == engine.to_act(step.after)
                 kinds.add(tile in JOKERS)
     assert kinds == {True, False}
+
+
+# -- aggregates are views too ------------------------------------------------------------------
+
+
+def test_every_figure_and_column_a_reader_gets_is_declared():
+    """Default-deny for aggregates: every figure any game counts (random playouts of every game),
+    every column of a catalogue row and of the results and seats frames, and every field of the
+    statistics says what it is derived from."""
+    from matchlog.engines.figures import SEEN
+    from matchlog.engines.views import CATALOGUE, figure_derived
+    from matchlog.frames import RESULT_COLUMNS, SEAT_COLUMNS
+    from matchlog.replay import figures_of
+    from matchlog.replay.stats import STATISTICS_FROM
+    from matchlog.store import MatchInfo
+
+    for game in sorted(GAMES):
+        counted = set()
+        for seed in range(6):
+            counted |= {figure for _, figure, _ in figures_of(played(game, seed)) if not figure.startswith(SEEN)}
+        undeclared = sorted(f for f in counted if figure_derived(GAMES[game], f) is None)
+        assert not undeclared, f"{game} counts figures it does not declare: {undeclared}"
+    assert set(CATALOGUE) == set(MatchInfo.__struct_fields__)
+    with Store() as store:
+        for view, columns in (("match_results", RESULT_COLUMNS), ("seat_results", SEAT_COLUMNS)):
+            assert set(columns) == set(store.arrow(f"SELECT * FROM {view} LIMIT 0").column_names), view
+            figures = {c for c in columns.values() if not isinstance(c, Derived)}
+            assert all(any(figure_derived(e, f) for e in GAMES.values()) for f in figures), figures
+    for struct, fields in STATISTICS_FROM.items():
+        assert set(fields) == set(struct.__struct_fields__), struct.__name__
+
+
+def test_a_figure_a_game_does_not_declare_is_withheld_from_every_reader_but_the_whole_records():
+    from matchlog.engines.figures import FIGURES_VERSION
+    from matchlog.replay import figures_of, statistics
+    from matchlog.replay.aggregates import shown_figures
+    from matchlog.store import Figures
+
+    from .twins import stored
+
+    records = played("porrinha", 1)
+    with Store() as store:
+        match_id = stored(store, records)
+        rows = (*figures_of(records), (0, "secret_sauce", 42.0))  # a figure no game declares
+        store.put_figures([Figures(match_id, len(records) - 1, FIGURES_VERSION, rows)])
+        assert statistics(store).projected == 0
+        whole = {row[2] for row in store.query(*shown_figures(None))}
+        seen = {row[2] for row in store.query(*shown_figures(-1))}
+    assert "secret_sauce" in whole and "secret_sauce" not in seen
+    assert {"answers", "guesses", "turns"} <= seen
+
+
+def aggregates(store: Store, reader: int | None) -> Any:
+    """Everything aggregate a reader (`reader` None: a spectator; k: seat k) gets of the log in
+    `store`: its catalogue rows, the statistics by player and by seat, the results and seats frames."""
+    from matchlog.frames import results_frame, seats_frame
+    from matchlog.replay import statistics
+    from matchlog.replay.aggregates import catalogue_row
+
+    as_seat = -1 if reader is None else reader
+    rows = [plain(catalogue_row(info, as_seat if as_seat < len(info.players) else -1)) for info in store.matches()]
+    stats = [plain(statistics(store, by=by, as_seat=-1)) for by in ("player", "seat")]
+    frames = [frame(store, as_seat=-1).to_pylist() for frame in (results_frame, seats_frame)]
+    return rows, stats, frames
+
+
+@pytest.mark.parametrize("game", sorted(g for g in GAMES if GAMES[g].spec.hidden))
+@settings(max_examples=3, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_no_aggregate_a_reader_gets_depends_on_what_it_may_not_know(game: str, seed: int):
+    """The twins of the property above, each written into a log of its own (ended where it was still
+    running): every reader's catalogue rows, statistics and frames are the same."""
+    from .twins import stored
+
+    records = played(game, seed)
+    rng = random.Random(seed)
+    compared = 0
+    for seat in [None, *range(len(records[0].event.seats))]:  # type: ignore[attr-defined]
+        for twin, until in list(twins(records, seat, rng))[:2]:
+            got = []
+            for version in (records[:until], twin):
+                with Store() as store:
+                    stored(store, version)
+                    got.append(aggregates(store, seat))
+            assert got[0] == got[1], f"seat {seat}, twins up to seq {until}"
+            compared += 1
+    assert compared > 0, "no twin was found: the property was not tested"

@@ -89,12 +89,13 @@ export function decisionAt(notes, seq) {
   return null;
 }
 
-/** The best move drawn over the board before a decision (where the game has a drawing of it). */
-export function overlay(svg, frame, notes) {
+/** The best move drawn over the board before a decision (where the game has a drawing of it),
+ * with the board's drawing options (`side`: whose side it is drawn from). */
+export function overlay(svg, frame, notes, options = {}) {
   const found = decisionAt(notes, frame.seq);
   if (!found || !found.before || !found.decision.steps.length) return;
   const draw = OVERLAYS[frame.board.game];
-  if (draw) svg.append(draw(frame.board, found.decision.steps, found.decision.seat));
+  if (draw) svg.append(draw(frame.board, found.decision.steps, found.decision.seat, options));
 }
 
 /** The line under the board: what the analysis says of the decision at hand. */

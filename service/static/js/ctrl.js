@@ -28,6 +28,7 @@ export class ReplayCtrl {
     this.findings = [];
     this.analysis = null; // the annotations as this view sees them, with summaries and the graph
     this.seq = 0;
+    this.side = null; // the seat a board is drawn from (backgammon); null: the seat viewed, else seat 0
     this.playing = false;
     this.speed = 1000;
     this.live = false; // following a running match's stream
@@ -48,8 +49,23 @@ export class ReplayCtrl {
     return this.frames.get(this.seq) ?? null;
   }
 
-  /** Open the match at `seq` (default: the last) as `view` (undefined: the fullest the reader may have). */
-  async start(seq, view) {
+  /** The seat the board is drawn from: the one chosen, else the seat viewed, else seat 0. */
+  get drawnFrom() {
+    if (this.side !== null) return this.side;
+    return this.view !== null && this.view >= 0 && this.view < 2 ? this.view : 0;
+  }
+
+  /** Draw the board from the other side. */
+  flip() {
+    this.side = 1 - this.drawnFrom;
+    this.remember();
+    this.redraw();
+  }
+
+  /** Open the match at `seq` (default: the last) as `view` (undefined: the fullest the reader may
+   * have), its board drawn from `side` (undefined: the seat viewed, else seat 0). */
+  async start(seq, view, side) {
+    if (side === 0 || side === 1) this.side = side;
     try {
       this.info = await this.source.info();
       const allowed = await this.source.views();
@@ -186,6 +202,8 @@ export class ReplayCtrl {
       url.searchParams.set("seq", this.seq);
       if (this.view === null) url.searchParams.delete("as_seat");
       else url.searchParams.set("as_seat", this.view);
+      if (this.side === null) url.searchParams.delete("side");
+      else url.searchParams.set("side", this.side);
       history.replaceState(null, "", url);
     } catch (error) {
       // Some file:// pages may not rewrite their address; stepping works without it.
@@ -261,7 +279,13 @@ export class ReplayCtrl {
     if (line.seq !== this.lines.length) return; // already here (a reconnect sends from Last-Event-ID)
     this.lines.push(line);
     if (line.type === "match.undone") {
-      for (const taken of line.event.seqs) if (this.lines[taken]) this.lines[taken].undone_by = line.seq;
+      const seqs = new Set(line.event.seqs);
+      for (const taken of seqs) {
+        if (!this.lines[taken]) continue;
+        this.lines[taken].undone_by = line.seq;
+        // A line taken back no longer goes on one that stands.
+        if (!seqs.has(taken - 1)) this.lines[taken].joins = false;
+      }
     }
     if (this.following) this.jump(line.seq);
     else this.redraw();

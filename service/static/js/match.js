@@ -27,5 +27,5 @@ export function mount(root, config) {
   });
   update = mountMatch(root, ctrl);
   const params = new URLSearchParams(location.search);
-  ctrl.start(integer(params.get("seq")), integer(params.get("as_seat")));
+  ctrl.start(integer(params.get("seq")), integer(params.get("as_seat")), integer(params.get("side")));
 }

@@ -99,11 +99,23 @@ function board(ctrl, notes) {
   if (!frame) return h("p", { class: "loading" }, ctrl.error ? "" : "loading…");
   const draw = BOARDS[frame.board.game];
   if (!draw) return h("p", { class: "loading" }, `no drawing for ${frame.board.game}`);
-  const svg = draw(frame.board, { matchHref: (id) => ctrl.source.matchHref(id) });
+  const options = { matchHref: (id) => ctrl.source.matchHref(id), side: ctrl.drawnFrom };
+  const svg = draw(frame.board, options);
   svg.setAttribute("data-seq", frame.seq);
   svg.setAttribute("data-view", ctrl.view === null ? "all" : ctrl.view);
-  overlay(svg, frame, notes);
+  overlay(svg, frame, notes, options);
   return svg;
+}
+
+/** The lines as a reader sees them: a line that goes on the one before it (`joins`: a backgammon
+ * turn's next checker) is shown with it, in runs of lines. */
+export function runs(lines) {
+  const found = [];
+  for (const line of lines) {
+    if (line.joins && found.length) found[found.length - 1].push(line);
+    else found.push([line]);
+  }
+  return found;
 }
 
 function eventList(ctrl, notes) {
@@ -115,20 +127,29 @@ function eventList(ctrl, notes) {
   return h(
     "ol",
     { class: "events", start: 0 },
-    ctrl.lines.map((line) => {
-      const found = findings.get(line.seq) ?? [];
+    runs(ctrl.lines).map((run) => {
+      // A run reads as its last line (which says the whole of it) and steps to where it ends.
+      const line = run[run.length - 1];
+      const found = run.flatMap((each) => findings.get(each.seq) ?? []);
+      const seqs = run.map((each) => each.seq);
       return h(
         "li",
         {
-          class: ["line", isRuling(line) && "ruling", line.undone_by !== null && "undone", found.length && "finding"],
+          class: [
+            "line",
+            run.some(isRuling) && "ruling",
+            line.undone_by !== null && "undone",
+            found.length && "finding",
+          ],
           "data-seq": line.seq,
+          "data-seqs": seqs.join(" "),
           "data-type": line.type,
           title: line.undone_by !== null ? `taken back at seq ${line.undone_by}` : null,
           onclick: () => ctrl.jump(line.seq),
         },
-        h("span", { class: "seq" }, String(line.seq)),
+        h("span", { class: "seq" }, run.length > 1 ? `${seqs[0]}–${line.seq}` : String(line.seq)),
         h("span", { class: "text" }, line.text),
-        lineMarks(notes, line.seq),
+        run.flatMap((each) => lineMarks(notes, each.seq)),
         found.map((finding) => findingLink(ctrl, finding)),
       );
     }),
@@ -200,6 +221,9 @@ export function mountMatch(root, ctrl) {
     },
   });
   const position = h("span", { class: "position" });
+  // Backgammon's board turns round to either side (`?side=` in the address).
+  const flip = button("⇅ flip", "draw the board from the other side", () => ctrl.flip(), "flip");
+  flip.hidden = true;
   const turn = h("p", { class: "turn" });
   const parts = {
     head: h("header", {}),
@@ -239,6 +263,7 @@ export function mountMatch(root, ctrl) {
             button("▶", "forward (→)", () => ctrl.forward(), "forward"),
             button("▶|", "last (↓)", () => ctrl.end(), "last"),
             position,
+            flip,
             speed,
             h("label", {}, "view ", seats),
           ),
@@ -295,6 +320,7 @@ export function mountMatch(root, ctrl) {
   let shownFrame = null;
   let shownAnalysis = null;
   let notes = new Map();
+  let shownSide = null;
 
   const update = () => {
     if (ctrl.error) parts.error.textContent = String(ctrl.error);
@@ -308,9 +334,11 @@ export function mountMatch(root, ctrl) {
       replace(parts.summaries, summariesView(ctrl));
       replace(parts.comments, commentsView(ctrl, notes));
     }
-    if (shownFrame !== ctrl.frame || shownSeq !== ctrl.seq || analysisChanged) {
+    flip.hidden = ctrl.info.game !== "backgammon";
+    if (shownFrame !== ctrl.frame || shownSeq !== ctrl.seq || shownSide !== ctrl.drawnFrom || analysisChanged) {
       shownFrame = ctrl.frame;
       shownSeq = ctrl.seq;
+      shownSide = ctrl.drawnFrom;
       replace(parts.players, players(ctrl));
       replace(parts.board, board(ctrl, notes));
       replace(parts.decision, decisionText(notes, ctrl.seq));
@@ -348,7 +376,7 @@ export function mountMatch(root, ctrl) {
       marksKey = newMarks;
       parts.marks.replaceChildren(...marks(ctrl));
     }
-    const item = parts.events.querySelector(`li[data-seq="${ctrl.seq}"]`);
+    const item = parts.events.querySelector(`li[data-seqs~="${ctrl.seq}"]`);
     if (item !== current) {
       current?.classList.remove("current");
       current = item;
