@@ -389,6 +389,23 @@ def test_annotations_through_the_service_a_view_and_a_seat_writes_only_about_its
             theirs = http.get(f"/api/matches/{porrinha}/annotations", headers=served.headers(tokens["seats"][1])).json()
             assert "upheld" in [a["note"].get("text") for a in theirs["annotations"]]
             assert "my hand was a bluff" not in [a["note"].get("text") for a in theirs["annotations"]]
+            # A write with a malformed body is refused for who sends it, before what it holds.
+            malformed = [
+                (
+                    f"/api/matches/{porrinha}/annotations",
+                    {"seq": "x"},
+                    ({}, {"Authorization": f"Bearer {tokens['referee']}"}),
+                ),
+                (
+                    f"/api/matches/{porrinha}/analysis",
+                    {"author": 5},
+                    ({}, served.headers(tokens["seats"][0]), {"Authorization": f"Bearer {tokens['referee']}"}),
+                ),
+            ]
+            for path, bad, senders in malformed:
+                for headers in senders:
+                    answer = http.post(path, json=bad, headers=headers)
+                    assert answer.status_code == 403 and answer.json()["code"].startswith("auth."), (path, headers)
             # The analysis route and the export are the admin's.
             assert (
                 http.post(f"/api/matches/{porrinha}/analysis", json={"author": "x 1", "notes": []}).status_code == 403
