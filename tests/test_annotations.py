@@ -20,6 +20,8 @@ from uuid import UUID
 import duckdb
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from matchlog.analysis.run import analyse_matches
@@ -34,6 +36,7 @@ from matchlog.store import Store
 from matchlog.store.schema import SCHEMA_VERSION
 
 from .conftest import start_server
+from .test_proofs import _mutations, _paths, _replaced, _statement
 
 runner = CliRunner()
 
@@ -237,6 +240,44 @@ def test_an_annotation_is_proven_with_the_public_key_and_the_verifier_alone(anno
     moved["annotations"][0]["leaf"] += 1
     done = check(moved)
     assert done.returncode == 1 and "[annotation.not_in_tree]" in done.stdout, done
+
+
+@pytest.fixture(scope="module")
+def annotation_bundle(annotated, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, verifier.VerifierKey]:
+    """A bundle of one comment (not number 0: its `annotation_previous` is a hash) and the log's key."""
+    db, matches = annotated
+    work = _copy(db, tmp_path_factory.mktemp("annotation-bundle"))
+    with FileLog(work, mode="write") as log:
+        number = max(a.number for a in log.annotations_of(matches[0]) if isinstance(a.note, Comment))
+        assert number > 0
+        return log.prove_annotation(matches[0], number), verifier.parse_verifier_key(log.key())
+
+
+@given(data=st.data())
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_an_annotation_bundle_changed_in_any_field_fails_or_proves_exactly_the_same(annotation_bundle, data):
+    """The annotations of a bundle are read as strictly as its events: every value bound (by the
+    annotation's hash, the tree or the event it names), nothing else taken."""
+    bundle, key = annotation_bundle
+    proven = _statement(bundle, key)
+    assert proven is not None and proven[4], "the statement holds the annotation"
+    path = data.draw(st.sampled_from(_paths(bundle)), label="where")
+    here = bundle
+    for step in path:
+        here = here[step]
+    if data.draw(st.booleans(), label="rename or drop the field") and path and isinstance(path[-1], str):
+        changed = parent = json.loads(json.dumps(bundle))
+        for step in path[:-1]:
+            parent = parent[step]
+        moved = parent.pop(path[-1])
+        new_name = data.draw(st.sampled_from([None, path[-1] + "s", "x" + path[-1]]), label="new name")
+        if new_name is not None:
+            parent[new_name] = moved
+    else:
+        changed = _replaced(bundle, path, data.draw(st.sampled_from(_mutations(here)), label="value"))
+    for form in (changed, json.dumps(changed)):
+        said = _statement(form, key)
+        assert said is None or said == proven, (path, said)
 
 
 def test_a_version_2_log_gets_its_annotations_table_when_first_opened_for_writing(tmp_path: Path):

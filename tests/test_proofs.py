@@ -589,9 +589,10 @@ def test_a_bundle_changed_in_any_field_fails_or_proves_exactly_the_same(
 def _sealed(said: tuple[Any, ...], proven: tuple[Any, ...]) -> bool:
     """Whether `said` is `proven` with some whole events sealed: the one change that still checks, as
     withholding what an event says can never be refused (a seat's bundle seals what it may not see)."""
-    (checkpoint, match, entries, against), (checkpoint_, match_, entries_, against_) = said, proven
+    (checkpoint, match, entries, against, annotations) = said
+    (checkpoint_, match_, entries_, against_, annotations_) = proven
     return (
-        (checkpoint, match, against) == (checkpoint_, match_, against_)
+        (checkpoint, match, against, annotations) == (checkpoint_, match_, against_, annotations_)
         and [entry[:3] for entry in entries] == [entry[:3] for entry in entries_]
         and all(entry[3] in (None, entry_[3]) for entry, entry_ in zip(entries, entries_, strict=True))
         and entries != entries_
