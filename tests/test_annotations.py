@@ -323,6 +323,37 @@ def test_comments_and_rulings_from_the_command_line(tmp_path: Path):
     assert "comment by admin: too early ?!" in text and "ruling by admin: stands" in text
 
 
+def test_a_damaged_log_takes_no_annotation_where_it_takes_no_event(annotated, tmp_path: Path):
+    """Annotations are refused where events are (`store.damaged`), writing nothing: on a match whose
+    events are not whole, and on the whole log while its tree's right edge is unknown (an event
+    among the newest leaves deleted by hand); `verify` names the damage, what is whole is still read."""
+    db, matches = annotated
+    work = _copy(db, tmp_path)
+    with Store(work, read_only=True) as store:
+        before = len(store.annotations())
+    with duckdb.connect(str(work)) as con:
+        con.execute("DELETE FROM events WHERE match_id = ? AND seq = 2", [str(matches[1])])
+    said = cli("annotate", str(matches[1]), "--seq", "1", "too late", "--db", str(work), code=2)
+    assert said.startswith("error[store.damaged]: ") and "matchlog verify" in said, said
+    with Store(work, read_only=True) as store:
+        assert len(store.annotations()) == before
+    assert f"FAIL match {matches[1]}" in cli("verify", "--db", str(work), code=1)
+    assert "a slow start" in cli("annotations", str(matches[0]), "--db", str(work))
+    # A small log, every leaf among the newest: one event gone and no match takes an annotation.
+    small = tmp_path / "small.duckdb"
+    with Store(small) as store:
+        played = play_series("porrinha", ["random", "random"], games=2, seed=7, store=store, timeout=5.0).matches
+    with duckdb.connect(str(small)) as con:
+        con.execute("DELETE FROM events WHERE match_id = ? AND seq = 2", [str(played[0].match_id)])
+    other = str(played[1].match_id)
+    said = cli("annotate", other, "--seq", "1", "too late", "--db", str(small), code=2)
+    assert said.startswith("error[store.damaged]: the log takes no new leaves"), said
+    said = cli("analyse", other, "--db", str(small), code=1)  # the match it could not write is named
+    assert f"match {other[:18]}: error[store.damaged]" in said and "1 failed" in said, said
+    with Store(small, read_only=True) as store:
+        assert store.annotations() == []
+
+
 def test_analyse_all_resumes_where_it_stopped_and_again_appends(annotated, tmp_path: Path):
     db, matches = annotated
     work = _copy(db, tmp_path)
