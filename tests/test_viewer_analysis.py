@@ -62,7 +62,7 @@ def test_the_graph_marks_best_move_summaries_and_comments(analysed, page: Page):
     page.locator(f'svg.graph circle.graph-mark[data-seq="{target.seq}"]').click()
     at(page, target.seq)
     expect(page.locator("svg.graph line.graph-now")).to_have_attribute("data-seq", str(target.seq))
-    glyph = page.locator(f'ol.events li[data-seq="{target.seq}"] .glyph')
+    glyph = page.locator(f'ol.events li[data-seqs~="{target.seq}"] .glyph')
     expect(glyph).to_have_text(GLYPHS[target.note.mark])
     expect(glyph).to_have_attribute("data-mark", target.note.mark)
     expect(page.locator(".decision")).to_contain_text(target.note.played)
@@ -87,7 +87,9 @@ def test_the_graph_marks_best_move_summaries_and_comments(analysed, page: Page):
     expect(comments.nth(1)).to_have_class(re.compile("ruling"))
     comments.nth(0).click()
     at(page, 5)
-    expect(page.locator('ol.events li[data-seq="5"] .comment-mark')).to_have_attribute("title", "admin: an early slip")
+    expect(page.locator('ol.events li[data-seqs~="5"] .comment-mark')).to_have_attribute(
+        "title", "admin: an early slip"
+    )
 
 
 def test_a_seat_sees_its_own_analysis_and_nobody_elses(analysed, page: Page):
@@ -125,5 +127,5 @@ def test_an_exported_file_carries_the_analysis(analysed, page: Page, tmp_path: P
     marked = next(a for a in decided if a.note.mark)
     page.locator(f'svg.graph circle.graph-mark[data-seq="{marked.seq}"]').click()
     at(page, marked.seq)
-    expect(page.locator(f'ol.events li[data-seq="{marked.seq}"] .glyph')).to_have_text(GLYPHS[marked.note.mark])
+    expect(page.locator(f'ol.events li[data-seqs~="{marked.seq}"] .glyph')).to_have_text(GLYPHS[marked.note.mark])
     assert {url.split(":", 1)[0] for url in requests} <= {"file", "data"}, requests
