@@ -166,7 +166,7 @@ class GnubgAnalyser:
         match_id = records[0].match_id
         game = game_of(list(records))
         rolls = [action for action in game.actions if isinstance(action, Roll)]
-        nodes = [node for node in read_nodes(sgf)[0][1:] if _turn(node) is not None]
+        nodes = [node for node in read_nodes(sgf)[0][1:] if _roll(node) is not None]
         if len(nodes) != len(rolls):
             raise UsageError(
                 f"GNU Backgammon read {len(nodes)} turns of match {match_id}, which has {len(rolls)}",
@@ -175,13 +175,12 @@ class GnubgAnalyser:
         before = _states_before_plays(records, {roll.seq for roll in rolls if roll.steps})
         judged: list[Judged] = []
         for number, (node, roll) in enumerate(zip(nodes, rolls, strict=True)):
-            colour = _turn(node)
-            assert colour is not None
+            colour, dice = _roll(node)  # type: ignore[misc]
             seat = "WB".index(colour)
-            if seat != roll.player or node[colour][0][:2] != f"{roll.dice[0]}{roll.dice[1]}":
+            if seat != roll.player or dice != f"{roll.dice[0]}{roll.dice[1]}":
                 raise UsageError(
                     f"GNU Backgammon's turn {number + 1} of match {match_id} is not the match's "
-                    f"({colour} {node[colour][0][:2]}, the match's seat {roll.player} {roll.dice})",
+                    f"({colour} {dice}, the match's seat {roll.player} {roll.dice})",
                     code="analyser.failed",
                 )
             assert roll.seq is not None
@@ -240,11 +239,14 @@ class GnubgAnalyser:
         )
 
 
-def _turn(node: dict[str, list[str]]) -> str | None:
-    """The colour whose roll and play a node holds ("W", "B"), or None (the root, a cube action)."""
+def _roll(node: dict[str, list[str]]) -> tuple[str, str] | None:
+    """The colour ("W", "B") and dice ("64") of the roll a node holds: a turn's roll and play, or a
+    roll not played (`PL[B]DI[64]`: rolled, then resigned); None for the root or a cube action."""
     for colour in "WB":
         if colour in node and node[colour][0] not in _CUBE:
-            return colour
+            return colour, node[colour][0][:2]
+    if "DI" in node and node.get("PL", [""])[0] in ("W", "B"):
+        return node["PL"][0], node["DI"][0]
     return None
 
 

@@ -159,3 +159,28 @@ def test_every_note_names_gnubg_and_its_version_and_the_event_it_speaks_of(analy
     decisions = [a for a in analysed["annotations"] if isinstance(a.note, Decision)]
     assert all(a.seq <= (a.note.last_seq or a.seq) for a in decisions)
     assert all(" " not in a.note.played or "/" in a.note.played for a in decisions), "mat notation: 13/8 6/1*"
+
+
+def test_match_play_with_the_cube_and_resignations_is_analysed_turn_by_turn():
+    """Matches of match play (imported from GNU Backgammon's records: doubles, takes, drops,
+    resignations, a roll resigned before it was played) are judged as gnubg reads them: its cube
+    nodes are passed over, and every roll (a roll not played too) and every play is one note."""
+    from matchlog.analysis.gnubg import GnubgAnalyser
+    from matchlog.events import CheckerMoved, DiceRolled, DoubleOffered, OpeningRolled
+    from matchlog.formats.gnubg import Roll, game_of
+
+    from .gnubg_roundtrip import match_play
+
+    matches = [match_play(seed) for seed in range(1, 9)]
+    assert any(isinstance(r.event, DoubleOffered) for m in matches for r in m), "a match with a double"
+    unplayed = [m for m in matches if any(isinstance(a, Roll) and not a.steps for a in game_of(m).actions)]
+    assert unplayed, "a match with a roll resigned before it was played"
+    for records, judged in zip(matches, GnubgAnalyser(0).analyse_many(matches), strict=True):
+        rolls = [a for a in game_of(records).actions if isinstance(a, Roll)]
+        events = {r.seq: r.event for r in records}
+        lucks = [j for j in judged if isinstance(j.note, Luck)]
+        decisions = [j for j in judged if isinstance(j.note, Decision)]
+        assert {j.seq for j in lucks} <= {roll.seq for roll in rolls}
+        assert all(isinstance(events[j.seq], DiceRolled | OpeningRolled) for j in lucks)
+        assert [j.seq for j in decisions] == [roll.step_seqs[0] for roll in rolls if roll.steps]
+        assert all(isinstance(events[j.seq], CheckerMoved) and j.seat == events[j.seq].seat for j in decisions)
