@@ -428,15 +428,16 @@ class PlayerAnalysis(msgspec.Struct, frozen=True, kw_only=True):
     luck: float | None = None
 
 
-#: The latest run of each analyser over each match (a run's rows share one time), of games whose
-#: analyses every reader may see (a game with hidden information keeps each seat's its own).
+#: The latest run of each analyser over each ended match (a run's rows share one time), of games
+#: whose analyses every reader may see (a game with hidden information keeps each seat's its own;
+#: during play an analysis would be advice).
 _ANALYSIS_ROWS = """
 SELECT a.match_id, m.game, a.author, a.seat, a.type,
        (a.payload ->> '$.unit') AS unit, (a.payload ->> '$.loss')::DOUBLE AS loss,
        (a.payload ->> '$.forced')::BOOLEAN AS forced, (a.payload ->> '$.mark') AS mark,
        (a.payload ->> '$.luck')::DOUBLE AS luck, s.name, s.player
 FROM annotations a JOIN m USING (match_id) JOIN seats s ON s.match_id = a.match_id AND s.seat = a.seat
-WHERE a.type IN ('analysis.decision', 'analysis.luck') AND list_contains(?, m.game)
+WHERE a.type IN ('analysis.decision', 'analysis.luck') AND list_contains(?, m.game) AND m.status <> 'running'
 QUALIFY a.recorded_at = max(a.recorded_at) OVER (PARTITION BY a.match_id, a.author)
 """
 

@@ -19,6 +19,7 @@ from uuid import UUID
 
 import duckdb
 import httpx
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -400,6 +401,17 @@ def test_a_match_in_play_is_not_analysed_and_no_seat_gets_an_analysis_before_it_
             shown = log.annotations_of(running, as_seat=seat)
             assert [a.note.text for a in shown] == ["for everyone"]
         assert len(log.annotations_of(running)) == 3, "the whole record holds them"
+        # Nor do the statistics count an analysis of a match in play, in a game that hides nothing.
+        fish = matches[2]
+        assert log.info(fish).game == "fish"
+        counted = msgspec.to_builtins(log.stats(game="fish").analysis)
+        assert counted, "the ended Fish match's analysis is counted"
+        decided = [a for a in log.annotations_of(fish) if isinstance(a.note, Decision)]
+        cut = decided[len(decided) // 2].seq
+        in_play = fork(log.store, fish, cut)
+        analysed = [a for a in decided if a.seq <= cut]
+        log.put_annotations(in_play, "someone 1", [_judged(a) for a in analysed])
+        assert analysed and msgspec.to_builtins(log.stats(game="fish").analysis) == counted
 
 
 def _judged(annotation):
