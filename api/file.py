@@ -29,6 +29,7 @@ from matchlog.replay.ratings import RatingTable, rating_table
 from matchlog.replay.views import seat_audit, seat_dispute, seat_lines, seat_state
 from matchlog.store import Appended, Figures, MatchInfo, Store
 
+from .annotating import FileAnnotating
 from .log import SPECTATOR, Line, Log, Position, SqlResult, Verification
 
 if TYPE_CHECKING:  # the proofs load cryptography: only commands that sign or prove need it
@@ -81,7 +82,7 @@ def _check_game(game: str | None) -> None:
         get_engine(game)  # UsageError naming the games there are
 
 
-class FileLog(Log):
+class FileLog(FileAnnotating, Log):
     """A log file opened in this process. `mode`: "read" (read-only), "auto" (for writing where the
     file allows it, else read-only: that rolls the catalogue forward after a crash and lets time
     travel cache its snapshots), "write", or "create" (a new log may be made)."""
@@ -242,7 +243,9 @@ class FileLog(Log):
             findings = verify_deep(self.store, ids)
         else:
             findings = self.store.verify(matches)
-        if matches is None:  # the whole log: its tree's leaves are its events, each once
+        # The annotations' own chains (never part of a match's): an edited one is named too.
+        findings += self.store.verify_annotations(None if matches is None else self._resolved(_as_list(matches)))
+        if matches is None:  # the whole log: its tree's leaves are its events and annotations, each once
             findings += self.store.verify_tree()
             count, events = len(self.store.matches()), self.store.count()
         elif isinstance(matches, UUID | str):

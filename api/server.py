@@ -50,6 +50,7 @@ from matchlog.replay.ratings import RatingTable
 from matchlog.replay.stats import Statistics
 from matchlog.store import Appended, Figures, Finding, MatchInfo
 
+from .annotating import ServerAnnotating
 from .locate import TOKEN_CHARACTERS, well_formed_token
 from .log import Line, Log, Position, SqlResult, Verification
 
@@ -158,7 +159,7 @@ def _exception(error: _Error) -> MatchlogError:
     return MatchlogError(error.message, code=error.code)
 
 
-class ServerLog(Log):
+class ServerLog(ServerAnnotating, Log):
     """A log served by `matchlog serve` at `url`; `token` decides what this client may see and do,
     and `read_only` keeps it from writing whatever the token allows (as a file opened to read).
 

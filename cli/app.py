@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "inspect",
     "check",
     "proofs",
+    "analyse",
     "query",
     "write",
     "dataset",

@@ -120,6 +120,7 @@ HELP_SECTIONS = {
     "Play": ("play", "resume", "tournament", "duel", "fork", "undo", "abandon", "demo"),
     "Read": ("list", "show", "replay", "stats", "ratings", "duel-report", "sql", "schema", "games"),
     "Check": ("verify", "audit", "prove", "check", "key", "checkpoint", "receipt"),
+    "Analyse": ("analyse", "annotate", "annotations"),
     "Share": ("export", "import", "dataset", "archive"),
     "Serve": ("serve", "client"),
 }

@@ -307,6 +307,33 @@ def print_statistics(result: Any) -> None:
             figures.add_row(f.game, f.subject, f.figure, value, f"{f.count:,}")
         console.out("")
         console.print(figures)
+    if getattr(result, "analysis", ()):
+        _print_analysis_figures(result.analysis, result.by)
+
+
+def _print_analysis_figures(rows: Any, by: str) -> None:
+    """Each player's analysed decisions: error rate (gnubg's mEMG for backgammon), marks, luck."""
+    table = _table(
+        f"analysis by {by} (matchlog analyse; games without hidden information)",
+        ["game", by, "analyser", "matches", "decisions", "error rate", "marks", "luck a match"],
+        left=3,
+    )
+    for row in rows:
+        equity = row.unit == "equity"
+        rate = "-" if row.error_rate is None else f"{row.error_rate * (1000 if equity else 1):.2f}"
+        marks = ", ".join(f"{count} {mark}" for mark, count in sorted(row.marks.items())) or "none"
+        table.add_row(
+            row.game,
+            row.subject,
+            row.analyser,
+            f"{row.matches:,}",
+            f"{row.unforced:,}/{row.decisions:,}",
+            f"{rate} {'mEMG' if equity else row.unit}",
+            marks,
+            _number(row.luck, 3),
+        )
+    console.out("")
+    console.print(table)
 
 
 def _print_rates(title: str, rates: Any, by: str) -> None:

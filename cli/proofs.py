@@ -133,6 +133,10 @@ def prove(
     seq: Annotated[
         int | None, typer.Option(min=0, max=MAX_SEQ, help="Prove this one event instead of the whole match.")
     ] = None,
+    annotation: Annotated[
+        int | None,
+        typer.Option(min=0, max=MAX_SEQ, help="Prove this annotation of the match, with the event it speaks of."),
+    ] = None,
     against: Annotated[
         Path | None,
         typer.Option(help="A checkpoint or receipt you hold: the bundle also proves the log only grew since."),
@@ -152,8 +156,15 @@ def prove(
     Example: matchlog prove 01a1fcca-6e4c --seq 17 --against my.receipt -o seq17.proof
     """
     held = read_note_file(against) if against is not None else None
+    if annotation is not None and (seq is not None or held is not None):
+        raise UsageError(
+            "--annotation proves one annotation and its event: not with --seq or --against", code="usage.prove"
+        )
     with open_log(db, server) as log:
-        bundle = log.prove(match, seq=seq, against=held, as_seat=as_seat)
+        if annotation is not None:
+            bundle = log.prove_annotation(match, annotation, as_seat=as_seat)
+        else:
+            bundle = log.prove(match, seq=seq, against=held, as_seat=as_seat)
     text = jsonlib.dumps(bundle, separators=(",", ":")) + "\n"  # `python -m json.tool` shows it laid out
     write_out(text, output, f"the proof of {len(bundle['entries'])} event(s)")
 

@@ -197,6 +197,12 @@ def export(
                 from matchlog.service.html_export import write_html
 
                 return write_html(log, ids[0], out, as_seat=as_seat)  # type: ignore[index]
+            if format is Format.sgf:  # with the match's analysis as GNU Backgammon's own properties
+                from matchlog.analysis.gnubg import analysed_sgf
+
+                text = analysed_sgf(log.read(ids[0]), log.annotations_of(ids[0])).encode()  # type: ignore[index]
+                out.write(text)
+                return text.count(b"\n")
             if other_tool:
                 text = formats.export(log.read(ids[0]), format.value, at=at).encode()  # type: ignore[index]
                 out.write(text)

@@ -29,6 +29,7 @@ games registered through the `matchlog.games` entry point (`events.plugins`), bu
 
 from typing import Any
 
+from .annotations import COMMENT_MARKS, AnyNote, Choice, Comment, Decision, Luck, Note, decode_note, encode_note
 from .backgammon import (
     CheckerMoved,
     DiceRolled,
@@ -120,6 +121,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "COMMENT_MARKS",
     "EVENT_TYPES",
     "ActionHidden",
     "ActionTaken",
@@ -128,13 +130,17 @@ __all__ = [
     "AnswerRejected",
     "AnswerWithheld",
     "AnyEvent",
+    "AnyNote",
     "BoardGenerated",
     "ChanceCommitted",
     "ChanceDrawn",
     "ChanceHidden",
     "ChanceRevealed",
     "CheckerMoved",
+    "Choice",
+    "Comment",
     "ConcurrencyError",
+    "Decision",
     "DecodeError",
     "DiceRolled",
     "DoubleDropped",
@@ -155,10 +161,12 @@ __all__ = [
     "ImportRejected",
     "JokerPlaced",
     "KnockoutGamePlayed",
+    "Luck",
     "MatchEnded",
     "MatchResumed",
     "MatchStarted",
     "MatchlogError",
+    "Note",
     "OpeningRolled",
     "Origin",
     "Outcome",
@@ -193,9 +201,11 @@ __all__ = [
     "control_character",
     "current_version",
     "decode",
+    "decode_note",
     "draft",
     "drafts",
     "encode",
+    "encode_note",
     "event_type",
     "json_schema",
     "now_us",

@@ -102,6 +102,9 @@ class Roll(msgspec.Struct, kw_only=True):
     dice: tuple[int, int]
     steps: list[Step] = msgspec.field(default_factory=list)
     where: str = ""
+    #: Read from a match's records: the roll's event and each step's (what an analysis names).
+    seq: int | None = None
+    step_seqs: list[int] = msgspec.field(default_factory=list)
 
 
 class Cube(msgspec.Struct, kw_only=True):
@@ -287,15 +290,17 @@ def game_of(records: list[Record]) -> GameRecord:
         match event:
             case OpeningRolled(first=first, second=second):
                 if options.move_by_turn_rolls:  # the opening roll is the starter's roll: its die first
-                    game.actions.append(Roll(player=after.side, dice=(max(first, second), min(first, second))))
+                    dice = (max(first, second), min(first, second))
+                    game.actions.append(Roll(player=after.side, dice=dice, seq=record.seq))
                 else:
                     game.opening = (first, second)
             case DiceRolled(seat=seat, dice=dice):
-                game.actions.append(Roll(player=seat, dice=dice))
+                game.actions.append(Roll(player=seat, dice=dice, seq=record.seq))
             case CheckerMoved():
                 roll = game.actions[-1]
                 assert isinstance(roll, Roll)
                 roll.steps.append(step_of(state, event, after))
+                roll.step_seqs.append(record.seq)
             case DoubleOffered(seat=seat, cube=value):
                 game.actions.append(Cube(player=seat, action="double", value=value))
             case DoubleTaken(seat=seat):

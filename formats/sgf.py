@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from typing import Any
 
 from matchlog.events import Record, Series, us_to_datetime
@@ -52,7 +53,7 @@ from .gnubg import (
 )
 from .imported import FormatError, ImportedMatch, derived_id, match_key
 
-__all__ = ["FORMAT", "export_sgf", "read_sgf"]
+__all__ = ["FORMAT", "export_sgf", "read_nodes", "read_sgf"]
 
 FORMAT = "sgf"
 Node = dict[str, list[str]]
@@ -89,8 +90,9 @@ def _escaped(value: str) -> str:
     return value.replace("\\", "\\\\").replace("]", "\\]")
 
 
-def export_sgf(records: list[Record]) -> str:
-    """A backgammon match as an SGF text (one game of a 1-point match).
+def export_sgf(records: list[Record], extra: Callable[[Roll], str] | None = None) -> str:
+    """A backgammon match as an SGF text (one game of a 1-point match); `extra(roll)` gives more
+    properties for a roll's node (GNU Backgammon's analysis properties: `matchlog.analysis`).
 
     Raises:
         UsageError: the match is not backgammon.
@@ -121,7 +123,7 @@ def export_sgf(records: list[Record]) -> str:
                 nodes.append(f";PL[{colour}]DI[{dice}]")  # rolled, then resigned
                 continue
             steps = "".join(_letter(action.player, s.start) + _letter(action.player, s.end) for s in action.steps)
-            nodes.append(f";{colour}[{dice}{steps}]")
+            nodes.append(f";{colour}[{dice}{steps}]" + (extra(action) if extra is not None else ""))
     return "\n".join(nodes) + ")\n"
 
 
@@ -234,6 +236,15 @@ class _Reader:
 _NOT_SPACE = re.compile(r"\S")
 _VALUE = re.compile(r"\[([^\]\\]*(?:\\.[^\]\\]*)*)(\])?", re.DOTALL)
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def read_nodes(text: str) -> list[list[Node]]:
+    """Each game tree's main line of an SGF text, as its nodes' properties (name -> values).
+
+    Raises:
+        FormatError: the text is not SGF.
+    """
+    return [[node for _, node in tree] for tree in _Reader(text).collection()]
 
 
 def _one(node: Node, name: str) -> str | None:

@@ -34,7 +34,7 @@ from .registry import register_builtin, register_messages
 if TYPE_CHECKING:
     from .match import Referee
 
-__all__ = ["FishMessages", "FishProtocol", "HousePlayer", "RandomPlayer", "maximin", "zigzag"]
+__all__ = ["FishMessages", "FishProtocol", "HousePlayer", "RandomPlayer", "maximin", "move_value", "zigzag"]
 
 
 class FishProtocol:
@@ -132,6 +132,21 @@ def maximin(tree: GameTree, depth: int) -> tuple[Position, Position] | None:
         if value > best_value:
             best, best_value = move, value  # type: ignore[assignment]
     return (best.source, best.target) if best is not None else None
+
+
+def move_value(tree: GameTree, move: Event, depth: int) -> float:
+    """What `move` makes sure of for the seat to move: its score after its next `depth` turns, the
+    others playing against it (the house player's measure, without the pruning that only tells the
+    best move). The analyser of Fish (matchlog.analysis) judges moves by it.
+
+    Raises:
+        ValueError: `move` is not a valid move of `tree`.
+    """
+    turn = tree.turn
+    child = tree.after(move)
+    if turn is None or child is None:
+        raise ValueError(f"{move!r} is not a valid move here")
+    return _value(child, turn.seat, depth - 1, -math.inf, math.inf)
 
 
 def _key(move: Event) -> tuple[Position, Position]:

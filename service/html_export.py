@@ -143,6 +143,7 @@ def html_replay(log: Any, match: UUID | str, *, as_seat: int | None = None) -> t
             "lines": [pool.add(_line(line)) for line in lines],
             "frames": [pool.add(frame) for frame in log.frames(match_id, as_seat=view)],
             "disputes": {},
+            "analysis": pool.add(log.analysis(match_id, as_seat=view)),  # annotations, summaries, graph
         }
         if view is None and default is None:
             entry["findings"] = findings
