@@ -12,7 +12,7 @@ import typer
 
 from matchlog.events import UsageError
 
-from .base import DEFAULT_DB, AsSeat, Db, Json, Server, app, open_log, reports_errors
+from .base import DEFAULT_DB, MAX_JOBS, MAX_SEAT, MAX_SEQ, AsSeat, Db, Json, Server, app, open_log, reports_errors
 from .output import console, emit_json, errors, short
 
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write it to this file (default: stdout).")]
@@ -33,7 +33,7 @@ def analyse(
             help="gnubg (gnubg:PLIES), reasoner, seed-ai or maximin (maximin:DEPTH); default: each game's own.",
         ),
     ] = None,
-    jobs: Annotated[int, typer.Option(min=1, help="Worker processes (at most one per core).")] = 1,
+    jobs: Annotated[int, typer.Option(min=1, max=MAX_JOBS, help="Worker processes (at most one per core).")] = 1,
     again: Annotated[
         bool, typer.Option("--again", help="Analyse matches this analyser has analysed before (appends).")
     ] = False,
@@ -128,11 +128,11 @@ def analyse(
 def annotate(
     match: Annotated[str, typer.Argument(help="A match id, or a unique start of one.")],
     text: Annotated[str, typer.Argument(help="What to say.")],
-    seq: Annotated[int, typer.Option(min=0, help="The event it speaks of.")],
+    seq: Annotated[int, typer.Option(min=0, max=MAX_SEQ, help="The event it speaks of.")],
     mark: Annotated[str | None, typer.Option(help="A glyph: !!, !, !?, ?!, ? or ??.")] = None,
     ruling: Annotated[bool, typer.Option("--ruling", help="An arbiter's ruling, not a remark.")] = False,
     seat: Annotated[
-        int | None, typer.Option(min=0, help="Only this seat (and whoever sees its view) may read it.")
+        int | None, typer.Option(min=0, max=MAX_SEAT, help="Only this seat (and whoever sees its view) may read it.")
     ] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,

@@ -79,7 +79,7 @@ def commands() -> dict[str, object]:
 def test_help_lists_every_command_in_the_section_a_person_looks_in():
     out, _ = invoke("--help")
     sections = [line.rstrip(":") for line in out.splitlines() if line.endswith(":") and not line.startswith(" ")]
-    assert sections == ["Options", "Play", "Read", "Check", "Share", "Serve"]
+    assert sections == ["Options", "Play", "Read", "Check", "Analyse", "Share", "Serve"]
     top = [name for name in commands() if " " not in name]
     assert {"duel", "duel-report", "ratings", "dataset", "play", "list", "verify", "export", "serve"} <= set(top)
     listed = re.findall(r"^  (\S+)  ", out.split("Play:")[1], re.M)
