@@ -5,6 +5,7 @@ from .catalogue import Appended, Figures, Finding, MatchInfo, SeatRow
 from .chain import GENESIS, chain_hash
 from .log import MatchCheck, Store, is_interrupt
 from .sql import DEFAULT_SQL_BYTES, DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
+from .writer import WalCheckpoints
 
 __all__ = [
     "DEFAULT_SQL_BYTES",
@@ -18,6 +19,7 @@ __all__ = [
     "MatchInfo",
     "SeatRow",
     "Store",
+    "WalCheckpoints",
     "chain_hash",
     "is_interrupt",
 ]
