@@ -8,13 +8,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from matchlog.events import GuessMade, HandChosen, MatchStarted, Seat, uuid7
 from matchlog.store import Store
 from matchlog.store import writer as writer_module
 
-from .conftest import wait_for
+from .conftest import Served, wait_for
 
 SEATS = (Seat("a", "p"), Seat("b", "p"))
 
@@ -105,3 +106,7 @@ def test_a_large_wal_is_checkpointed_between_groups_never_inside_one_and_every_a
             assert [r.seq for r in reopened.read(match_id)] == list(range(401))
         assert reopened.verify() == []
 
+
+def test_the_service_reports_its_writer_s_checkpoints(served: Served) -> None:
+    health = httpx.get(f"{served.url}/api/health").json()
+    assert set(health["wal_checkpoints"]) == {"idle", "forced", "refused", "seconds", "longest", "wal_bytes"}
