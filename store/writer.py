@@ -22,7 +22,7 @@ DuckDB would checkpoint (fold its write-ahead log into the file) inside whicheve
 WAL past a threshold, so that append, and every one queued behind it, would wait 100 ms or more.
 The writer's connection has that off (`NO_AUTOMATIC_CHECKPOINT`, set as the file is opened) and
 the writer checkpoints itself, only ever between jobs, never inside one: when the log has been idle
-for IDLE_SECONDS, and, should it never be, once the WAL holds WAL_LIMIT bytes. It counts and times
+for CHECKPOINT_IDLE_SECONDS, and, should it never be, once the WAL holds WAL_LIMIT bytes. It counts and times
 them (`wal_checkpoints`). A checkpoint changes nothing a reader or a crash sees: the WAL is durable
 already, and after a kill DuckDB replays whatever the file does not hold yet.
 
@@ -103,6 +103,9 @@ ARROW_ROWS = 2_000
 FLUSH_SECONDS = 0.5
 #: ... and how long a pause lets it catch up.
 IDLE_SECONDS = 0.05
+#: How long the log must have been idle before the writer checkpoints it: a checkpoint costs 50-500
+#: ms whatever the WAL holds (on 2 shared cores), and a caller who comes meanwhile waits for it.
+CHECKPOINT_IDLE_SECONDS = 1.0
 #: DuckDB's `checkpoint_threshold` on a log open for writing: never, in effect (the writer decides).
 NO_AUTOMATIC_CHECKPOINT = "1TB"
 #: The WAL at which the writer checkpoints between two groups even though callers are waiting
@@ -218,6 +221,7 @@ class Writer:
         self._wal = wal  # the file's write-ahead log (None: in memory, nothing to checkpoint)
         self._checkpoints = WalCheckpoints()
         self._tried_at = -1  # the WAL's size when a checkpoint was last tried and refused
+        self._worked_at = time.monotonic()  # when the writer last took a job
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._open: OrderedDict[UUID, _Open] = OrderedDict()
         # Catalogue rows committed in the events but not yet written to their tables.
@@ -291,11 +295,12 @@ class Writer:
                 job, held = held, None
             else:
                 job = self._next_job()
-            if job is None:  # a pause: the catalogue catches up, then the file
+            if job is None:  # a pause: the catalogue catches up, then (after a longer one) the file
                 self._try_flush()
-                if self._queue.empty():
+                if self._queue.empty() and time.monotonic() - self._worked_at >= CHECKPOINT_IDLE_SECONDS:
                     self._checkpoint(forced=False)
                 continue
+            self._worked_at = time.monotonic()
             if job is _STOP:
                 self._flush_catalogue()
                 return
@@ -348,12 +353,16 @@ class Writer:
         return group, held
 
     def _next_job(self) -> Any:
-        """The next job; None after IDLE_SECONDS without one while the catalogue lags or the WAL
-        holds what the file does not."""
-        if not (self._dirty or self._dirty_seats or self._dirty_figures or self._unsettled()):
+        """The next job; None after IDLE_SECONDS without one while the catalogue lags, or once
+        the log has been idle for CHECKPOINT_IDLE_SECONDS while the WAL holds what the file does not."""
+        if self._dirty or self._dirty_seats or self._dirty_figures:
+            wait = IDLE_SECONDS
+        elif self._unsettled():
+            wait = max(0.0, self._worked_at + CHECKPOINT_IDLE_SECONDS - time.monotonic())
+        else:
             return self._queue.get()
         try:
-            return self._queue.get(timeout=IDLE_SECONDS)
+            return self._queue.get(timeout=wait)
         except queue.Empty:
             return None
 
