@@ -281,19 +281,6 @@ def _utc(moment: datetime | None) -> datetime | None:
 # -- dependencies -------------------------------------------------------------------------------
 
 
-def _info(service: Service, match_id: str) -> MatchInfo:
-    """The catalogue row of the match a path names: a whole id looked up as it is, a prefix
-    through the catalogue.
-
-    Raises:
-        UnknownMatch: no match, or more than one, has that prefix.
-    """
-    if len(match_id) == 36:
-        with contextlib.suppress(ValueError):
-            return service.log.info(UUID(match_id))  # (a prefix would cost a search of its own)
-    return service.log.info(match_id)
-
-
 # -- the log as a whole -------------------------------------------------------------------------
 
 
@@ -371,7 +358,7 @@ def match_events(
     """The events from `start` to `stop`, as the caller may see them (`as_seat`: -1 a spectator,
     K a seat; by default the fullest view the token allows). Tagged (ETag) by the match's head
     and the view; events up to a `stop` already stored never change, and are cached as such."""
-    info = _info(service, match_id)
+    info = service.info(match_id)
     view = access.view(info.match_id, as_seat)
     last = info.last_seq if stop is None else min(stop, info.last_seq)  # (what the head holds, no more)
     return service.reads.answer(
@@ -396,7 +383,7 @@ def match_state(
 ) -> Response[Position]:
     """The state after `seq` (default: the last) as the caller may see it, tagged (ETag) by the
     match's head and the view."""
-    info = _info(service, match_id)
+    info = service.info(match_id)
     view = access.view(info.match_id, as_seat)
     at = info.last_seq if seq is None else seq
 
@@ -422,7 +409,7 @@ def match_audit(
     see it (`as_seat` as for `events`): a seat's or a spectator's report holds every finding's seq
     and rule, and evidence only about what that view saw whole. Tagged (ETag) by the match's head
     and the view."""
-    info = _info(service, match_id)
+    info = service.info(match_id)
     view = access.view(info.match_id, as_seat)
 
     def report() -> MatchAudit | Dispute:
@@ -879,6 +866,7 @@ def create_app(
         hub.bind(asyncio.get_running_loop())
         if log.writable:
             log.store.on_commit(hub.committed)
+            log.store.on_commit(service.reads.committed)  # the catalogue rows it keeps move on
             if checkpoint_every:
                 app.state.signing = asyncio.create_task(sign_every(log, checkpoint_every))
 

@@ -10,6 +10,7 @@ every route, and a write the caller may not make is refused (403) whatever its b
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -23,6 +24,7 @@ from litestar.params import Parameter
 from matchlog.events import Forbidden
 from matchlog.file import FileLog
 from matchlog.replay.ratings import RatingCache
+from matchlog.store import MatchInfo
 
 from .auth import Access, Keys
 from .follow import Hub
@@ -177,3 +179,15 @@ class Service:
         self.ratings = RatingCache()
         # Answers about one match, tagged with a key of this log's own (reads.py says why keyed).
         self.reads = ReadCache(hashlib.sha256(b"matchlog entity tags\0" + admin_token.encode()).digest())
+
+    def info(self, match_id: str) -> MatchInfo:
+        """The catalogue row of the match a path names: a whole id as the reads keep it (until the
+        match commits again), a prefix through the catalogue.
+
+        Raises:
+            UnknownMatch: no match, or more than one, has that prefix.
+        """
+        if len(match_id) == 36:
+            with contextlib.suppress(ValueError):
+                return self.reads.info(UUID(match_id), self.log.info)  # (a prefix costs a search)
+        return self.log.info(match_id)

@@ -135,7 +135,7 @@ def match_frames(
     them), with whose turn it is, as the caller may see it (`as_seat` as for `events`). Tagged
     (ETag) by the match's head and the view; frames up to a `stop` already stored never change."""
     log = service.log
-    info = log.info(match_id)
+    info = service.info(match_id)
     view = access.view(info.match_id, as_seat)
     last = min(info.last_seq if stop is None else min(stop, info.last_seq), start + FRAMES_PER_REQUEST - 1)
     return service.reads.answer(

@@ -31,6 +31,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
+from uuid import UUID
 
 import msgspec
 from litestar import Response
@@ -42,6 +43,8 @@ __all__ = ["ReadCache", "cache_control", "names_tag"]
 
 #: How long an answer that can never change may be kept (a year, the longest RFC 9111 expects).
 FOREVER_SECONDS = 31_536_000
+#: How many matches' catalogue rows are kept.
+ROWS = 65_536
 #: Every answer depends on the caller's token, whichever way it was given.
 _VARY = "Authorization"
 
@@ -75,6 +78,37 @@ class ReadCache:
         self._lock = threading.Lock()
         self.computed = 0  # answers computed, not found kept
         self.unchanged = 0  # answers not sent at all: the reader had them (304)
+        # The catalogue rows of matches read lately, so that a kept answer or a 304 costs no query:
+        # a row is dropped when its match commits, and one read while anything committed is not kept.
+        self._rows: OrderedDict[UUID, MatchInfo] = OrderedDict()
+        self._commits = 0
+
+    def info(self, match_id: UUID, load: Callable[[UUID], MatchInfo]) -> MatchInfo:
+        """The catalogue row of `match_id` as of its last commit: kept, or `load(match_id)`.
+
+        Raises:
+            UnknownMatch: as `load`.
+        """
+        with self._lock:
+            row = self._rows.get(match_id)
+            if row is not None:
+                self._rows.move_to_end(match_id)
+                return row
+            commits = self._commits
+        row = load(match_id)
+        with self._lock:
+            if commits == self._commits:  # nothing committed since: the row is the match's head
+                self._rows[match_id] = row
+                while len(self._rows) > ROWS:
+                    self._rows.popitem(last=False)
+        return row
+
+    def committed(self, heads: list[tuple[UUID, int]]) -> None:
+        """The writer's listener: these matches have new events (their rows are no longer heads)."""
+        with self._lock:
+            self._commits += 1
+            for match_id, _ in heads:
+                self._rows.pop(match_id, None)
 
     def tag(self, heads: Any, view: int | None, question: tuple[Hashable, ...]) -> str:
         """The entity tag (quoted, for an ETag header) of the answer to `question`, as `view` sees
