@@ -418,7 +418,13 @@ def match_audit(
         return next(iter(service.log.audit([info.match_id], as_seat=view)))
 
     return service.reads.answer(
-        info, view, ("audit", seq), report, private=access.role != "public", if_none_match=if_none_match
+        info,
+        view,
+        ("audit", seq),
+        report,
+        private=access.role != "public",
+        if_none_match=if_none_match,
+        also=service.log.store.committed,  # a knockout's or a duel pair's audit reads other matches too
     )
 
 

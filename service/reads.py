@@ -8,7 +8,9 @@ bounded in bytes, and gives each an entity tag made from it, so
 
 - a reader that already has the answer (`If-None-Match` with its tag) is answered 304 at the cost of
   one catalogue lookup, and a reader that asks what another asked gets the kept bytes;
-- the tag moves with every event appended (the head is in it), so nothing is ever served stale; and
+- the tag moves with every event appended (the head is in it), so nothing is ever served stale (an
+  audit checks other matches too, a knockout's games and a duel's pair, so it is kept by the
+  number of events the log has committed as well); and
   one view's tag never equals another's (the view is in it).
 
 The tag is a keyed hash (HMAC under a key of the service's), never the head hash itself: a reader
@@ -133,17 +135,19 @@ class ReadCache:
         private: bool,
         if_none_match: str | None,
         pinned: bool = False,
+        also: Any = None,
     ) -> Response[Any]:
         """The answer to `question` about `info`'s match as `view` sees it: 304 when the reader has
         it, the kept bytes when another asked it at this head, else `compute()` encoded (and kept).
-        `private`: the reader holds a token; `pinned`: the answer stops at a stored seq.
+        `private`: the reader holds a token; `pinned`: the answer stops at a stored seq; `also`:
+        whatever else the answer depends on (an audit that checks other matches: the log's size).
 
         Raises:
             MatchlogError: whatever `compute` raises (nothing is kept).
         """
         # A pinned answer is the same whatever is appended later: its tag and key leave the head out,
         # so a reader that has it is answered 304 for ever.
-        heads = (str(info.match_id), None) if pinned else self.head(info)
+        heads = (str(info.match_id), None) if pinned else (*self.head(info), also)
         tag = self.tag(heads, view, question)
         headers = self.headers(tag, private=private, pinned=pinned)
         if names_tag(tag, if_none_match):

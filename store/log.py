@@ -802,6 +802,17 @@ class Store:
             )
         return TreeReader(self._read())
 
+    @property
+    def committed(self) -> int:
+        """How many events this process has seen committed to the log (the tree's size): it grows
+        with every commit, so an answer about the whole log can be kept by it (0 when the log is
+        open read-only, which nothing changes while it is open; -1 when its tree is damaged, which
+        takes no events)."""
+        if self._writer is None:
+            return 0
+        frontier = self._writer.tree
+        return -1 if frontier is None else frontier.size
+
     def tree_head(self) -> tuple[int, bytes]:
         """The committed tree's size and root.
 

@@ -180,3 +180,18 @@ def test_a_slow_read_never_holds_a_write(tmp_path: Path, monkeypatch: pytest.Mon
     finally:
         release.set()
         log.close()
+
+
+def test_an_audit_which_may_read_other_matches_is_tagged_by_the_whole_log(served: Served) -> None:
+    """A knockout's audit checks its games and a duel's checks the pair's other game: an event
+    committed to any match moves an audit's tag, while a state's stays."""
+    finished = _matches(served, "porrinha")[0]["match_id"]
+    audit = httpx.get(_url(served, finished, "audit"), headers=served.headers())
+    state = httpx.get(_url(served, finished, "state"), headers=served.headers())
+    with httpx.Client(base_url=served.url) as client:
+        other, referee, _ = _start(client, served)
+        _append(client, served, other, referee, 1, HandChosen(seat=0, hand=1))
+    again = {"If-None-Match": audit.headers["etag"], **served.headers()}
+    assert httpx.get(_url(served, finished, "audit"), headers=again).status_code == 200
+    kept = {"If-None-Match": state.headers["etag"], **served.headers()}
+    assert httpx.get(_url(served, finished, "state"), headers=kept).status_code == 304
