@@ -138,6 +138,11 @@ class FileLog(Log):
     def lines(
         self, match: UUID | str, *, start: int = 0, stop: int | None = None, as_seat: int | None = None
     ) -> list[Line]:
+        if stop is not None and stop < start:
+            raise UsageError(
+                f"the seqs asked for end at {stop} before they start at {start}: give the first seq first",
+                code="usage.range",
+            )
         info = self.store.match(match)
         seat = seat_for(as_seat, len(info.players))
         records = self.store.read(info.match_id, stop=stop)
@@ -513,7 +518,11 @@ class FileLog(Log):
         else:
             signer = self.signer(create=False)
             if signer is None:
-                raise ProofError("the log has no key to check with: give the log's public key", code="proof.no_key")
+                raise ProofError(
+                    "the log has no key to check with: give the log's public key with --key KEY "
+                    "(as `matchlog key` prints it where the log is kept)",
+                    code="proof.no_key",
+                )
             verifier = signer.verifier
         return proofs.verify_against(self.store, notes, verifier)
 

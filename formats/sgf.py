@@ -17,8 +17,9 @@ points 0..23 of matchlog's board (seat 0's 1-point is `a`, seat 1's is `x`), `y`
 resignation followed). Analysis properties are ignored; a position set up by hand (AB, AW, AE) is
 refused: matchlog imports games from the start.
 
-What matchlog adds (each seat's player, an opening roll rolled again, the rules, match play, the
-chance commitment and its seed) it writes as tags in the game comment, `GC[[Strategy 1
+What matchlog adds (the time of day, `EventTime` as a `.mat` has it, since DT holds a date only;
+each seat's player, an opening roll rolled again, the rules, match play, the chance commitment and
+its seed) it writes as tags in the game comment, `GC[[Strategy 1
 "heuristic"\\]...]`, the one place GNU Backgammon keeps when it loads a game and saves it again (it
 drops properties it does not know; `formats.gnubg` lists the tags), and reads them back. Files
 matchlog wrote before put them in private root properties (XW, XB, XO, XR, XC, XS), still read.
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from datetime import UTC, datetime
 from typing import Any
 
 from matchlog.events import Record, Series, us_to_datetime
@@ -46,6 +46,7 @@ from .gnubg import (
     game_of,
     read_game,
     read_tags,
+    recorded_at,
     tags_of,
     write_tag,
 )
@@ -107,7 +108,8 @@ def export_sgf(records: list[Record]) -> str:
     win = next((action for action in game.actions if isinstance(action, Win)), None)
     if win is not None:
         root += f"RE[{'WB'[win.player]}+{win.points}{'R' if win.resigned else ''}]"
-    root += "GC[" + _escaped("\n".join(write_tag(name, value) for name, value in tags_of(game))) + "]"
+    tags = [("EventTime", f"{when:%H.%M}"), *tags_of(game)]  # DT holds no time of day
+    root += "GC[" + _escaped("\n".join(write_tag(name, value) for name, value in tags)) + "]"
     nodes = [root]
     for action in game.actions:
         if isinstance(action, Cube):
@@ -240,12 +242,9 @@ def _one(node: Node, name: str) -> str | None:
 
 
 def _date(root: Node) -> int | None:
-    text = _one(root, "DT") or ""
-    try:
-        when = datetime.strptime(text[:10], "%Y-%m-%d").replace(tzinfo=UTC)
-    except ValueError:
-        return None
-    return int(when.timestamp()) * 1_000_000
+    """The game's time (UTC microseconds): DT's first date, at the time of day of the game
+    comment's EventTime tag (DT holds no time), if DT has a date."""
+    return recorded_at((_one(root, "DT") or "").split(",")[0], read_tags(_one(root, "GC") or "").get("EventTime", ""))
 
 
 def _old_tags(root: Node) -> dict[str, str]:

@@ -30,12 +30,13 @@ from matchlog.engines.views import shown_state
 from matchlog.events import Event, GuessVoided, IllegalAction, PlayerRemoved
 
 from .calls import Channel, Reply
-from .players import register_builtin
+from .messages import Messages
+from .registry import register_builtin, register_messages
 
 if TYPE_CHECKING:
     from .match import Referee
 
-__all__ = ["PorrinhaProtocol", "RandomPlayer", "ReasonerPlayer", "Table", "TableView"]
+__all__ = ["PorrinhaMessages", "PorrinhaProtocol", "RandomPlayer", "ReasonerPlayer", "Table", "TableView"]
 
 
 class TableView(msgspec.Struct, frozen=True, kw_only=True):
@@ -280,6 +281,22 @@ def _convolve(a: list[float], b: list[float]) -> list[float]:
     return out
 
 
+class PorrinhaMessages(Messages):
+    """Every call carries the asking player's `table` (`porrinha.TableView`); hand and guess are
+    answered with an integer, the rest with anything (null)."""
+
+    def request(self, method: str, args: tuple[Any, ...]) -> dict[str, Any] | None:
+        if len(args) == 1 and isinstance(args[0], Table):
+            return {"call": method, "table": msgspec.to_builtins(args[0].view)}
+        return super().request(method, args)
+
+    def arguments(self, message: dict[str, Any]) -> tuple[Any, ...]:
+        if "table" in message:
+            return (Table(msgspec.convert(message["table"], TableView)),)
+        return super().arguments(message)
+
+
+register_messages("porrinha", lambda seat: PorrinhaMessages())
 register_builtin("porrinha", "random", RandomPlayer, "a random hand, a random valid guess")
 register_builtin(
     "porrinha",

@@ -53,7 +53,7 @@ class Rate(msgspec.Struct, frozen=True):
     win_low: float  # 95% Wilson interval
     win_high: float
     mean_place: float
-    mean_score: float
+    mean_score: float | None  # None: the game keeps no scores (Porrinha, Da Vinci Code), only places
     removed: int
 
 
@@ -351,7 +351,8 @@ def _rates(store: Store, base: str, params: list[Any], by: str) -> list[Rate]:
     rows = store.query(
         f"""{base}
         SELECT m.game, {subject} AS subject, {player} AS player, count(*), count(*) FILTER (WHERE s.winner),
-               avg(s.place), avg(coalesce(s.score, 0)), count(*) FILTER (WHERE s.removed)
+               avg(s.place), CASE WHEN count(s.score) > 0 THEN avg(coalesce(s.score, 0)) END,
+               count(*) FILTER (WHERE s.removed)
         FROM seats s JOIN m USING (match_id)
         WHERE m.status = 'finished' AND m.game <> 'knockout' AND s.place IS NOT NULL
         GROUP BY ALL
@@ -373,7 +374,7 @@ def _rates(store: Store, base: str, params: list[Any], by: str) -> list[Rate]:
                 low,
                 high,
                 float(mean_place),
-                float(mean_score),
+                None if mean_score is None else float(mean_score),
                 removed,
             )
         )

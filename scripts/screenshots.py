@@ -1,4 +1,5 @@
-"""Take the README's screenshots of the viewer: one match of each game, played into a fresh log,
+"""Take the README's screenshots of the viewer: one match of each game (Dudo from examples/dudo,
+installed: `pip install examples/dudo`; OpenSpiel's Leduc poker), played into a fresh log,
 served by `matchlog serve`, and photographed in the system's headless Chromium (the test extra's
 Playwright drives it; it downloads nothing).
 
@@ -43,6 +44,10 @@ MATCHES = {
     ),
     "porrinha": (["ann=reasoner", "bob=random", "cy=random", "dee=reasoner"], {}, 3, 0.5, 0),
     "davinci": (["ann=seed-ai", "bob=random", "cy=random"], {"jokers": True}, 5, 0.55, 0),
+    # A game from a package of its own (examples/dudo, pip-installed), drawn by the board it ships...
+    "dudo": (["ann=counter", "bob=counter", "cy=random"], {"dice": 4}, 11, 0.7, 0),
+    # ...and one of OpenSpiel's, which brings no drawing: its state as text beside the event list.
+    "openspiel:leduc_poker": (["ann=random", "bob=random"], {}, 7, 0.6, 1),
 }
 
 
@@ -73,14 +78,15 @@ def main() -> None:
                     seq = int(match.last_seq * share)
                     seat = "" if view is None else f"&as_seat={view}"
                     page.goto(f"{url}/matches/{match.match_id}?seq={seq}{seat}&token={token}")
-                    page.wait_for_selector(f'svg.board[data-seq="{seq}"]')
+                    page.wait_for_selector(f'.board[data-seq="{seq}"]')
                     # Backgammon is shown with dice on the board: a step or two on to a roll.
                     while game == "backgammon" and not page.locator("g.dice").get_attribute("data-dice"):
                         seq += 1
                         page.keyboard.press("ArrowRight")
                         page.wait_for_selector(f'svg.board[data-seq="{seq}"]')
-                    page.screenshot(path=OUT / f"{game}.png")
-                    print(f"{OUT / f'{game}.png'}: seq {seq} of {match.last_seq}")
+                    shot = OUT / f"{game.replace(':', '-')}.png"
+                    page.screenshot(path=shot)
+                    print(f"{shot}: seq {seq} of {match.last_seq}")
                 browser.close()
         finally:
             server.terminate()

@@ -42,8 +42,9 @@ from matchlog.events import (
 
 from .catalogue import Appended, Figures, Finding, MatchInfo, chain_findings, select_matches
 from .chain import SQL_EXPECTED_HASH, snapshot_digest
+from .limits import DEFAULT_SQL_BYTES, DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
 from .schema import DDL, SCHEMA_VERSION
-from .sql import DEFAULT_SQL_BYTES, DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT, ReadOnlyQuery
+from .sql import ReadOnlyQuery
 from .tree import TreeReader, build_tree, tree_hashes
 from .writer import NO_AUTOMATIC_CHECKPOINT, Item, Request, WalCheckpoints, Writer, insert_tree, items, replace_figures
 

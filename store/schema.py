@@ -202,8 +202,8 @@ CREATE OR REPLACE VIEW seat_results AS
 SELECT s.match_id, m.game, m.status, m.created_at, s.seat, s.name, s.player, s.place, s.score, s.winner,
        s.removed, f.answers, f.rejected
 FROM seats s JOIN matches m USING (match_id)
-LEFT JOIN (SELECT match_id, seat, sum(value) FILTER (WHERE figure = 'answers') AS answers,
-                  sum(value) FILTER (WHERE figure = 'rejected') AS rejected
+LEFT JOIN (SELECT match_id, seat, coalesce(sum(value) FILTER (WHERE figure = 'answers'), 0) AS answers,
+                  coalesce(sum(value) FILTER (WHERE figure = 'rejected'), 0) AS rejected
            FROM figures WHERE seat IS NOT NULL GROUP BY ALL) f USING (match_id, seat);
 
 CREATE OR REPLACE VIEW dice_faces AS

@@ -93,11 +93,38 @@ function players(ctrl) {
   );
 }
 
-function board(ctrl) {
+/** The boards games from plugins ship (`matchlog/games/NAME.js`), imported the first time one is
+ * shown: the game's draw function once loaded, null if it could not be, a promise meanwhile. */
+const SHIPPED = new Map();
+
+function shippedBoard(game, redraw) {
+  if (!SHIPPED.has(game)) {
+    const loading = import(`matchlog/games/${game}.js`).then(
+      (module) => SHIPPED.set(game, module.draw ?? null),
+      () => SHIPPED.set(game, null),
+    );
+    SHIPPED.set(game, loading.then(redraw));
+  }
+  return SHIPPED.get(game);
+}
+
+function board(ctrl, redraw) {
   const frame = ctrl.frame;
   if (!frame) return h("p", { class: "loading" }, ctrl.error ? "" : "loading…");
-  const draw = BOARDS[frame.board.game];
-  if (!draw) return h("p", { class: "loading" }, `no drawing for ${frame.board.game}`);
+  const game = frame.board.game;
+  if (game === "text") {
+    // A game that brings no drawing: its state as text, beside the event list.
+    const text = h("pre", { class: "board text-board", "data-game": frame.board.name }, frame.board.text);
+    text.setAttribute("data-seq", frame.seq);
+    text.setAttribute("data-view", ctrl.view === null ? "all" : ctrl.view);
+    return text;
+  }
+  let draw = BOARDS[game];
+  if (!draw) {
+    draw = shippedBoard(game, redraw);
+    if (draw === null) return h("p", { class: "loading" }, `no drawing for ${game}`);
+    if (typeof draw !== "function") return h("p", { class: "loading" }, "loading…");
+  }
   const svg = draw(frame.board, { matchHref: (id) => ctrl.source.matchHref(id), side: ctrl.drawnFrom });
   svg.setAttribute("data-seq", frame.seq);
   svg.setAttribute("data-view", ctrl.view === null ? "all" : ctrl.view);
@@ -320,7 +347,13 @@ export function mountMatch(root, ctrl) {
       shownSeq = ctrl.seq;
       shownSide = ctrl.drawnFrom;
       replace(parts.players, players(ctrl));
-      replace(parts.board, board(ctrl));
+      replace(
+        parts.board,
+        board(ctrl, () => {
+          shownFrame = null; // draw again, now the game's board module is here
+          update();
+        }),
+      );
       turn.textContent = turnText(ctrl);
     }
     const viewKey = `${ctrl.generation}:${ctrl.views.join(",")}`;

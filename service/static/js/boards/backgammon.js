@@ -129,7 +129,7 @@ export function draw(board, { side = 0 } = {}) {
     "svg",
     {
       class: "board backgammon",
-      viewBox: `0 0 ${TRAY + 60 + (board.cube_in_play ? 44 : 0)} 470`,
+      viewBox: `0 0 ${TRAY + 60 + (board.cube_in_play ? 44 : 0)} 492`,
       role: "img",
       "aria-label": "backgammon board",
       "data-game": "backgammon",
@@ -169,15 +169,15 @@ export function draw(board, { side = 0 } = {}) {
         "g",
         { class: "legend", "data-seat": seat },
         s("circle", {
-          cx: LEFT + 8 + seat * 260,
-          cy: 452,
+          cx: LEFT + 8,
+          cy: 452 + seat * 22, // a line each: a long name and "off 15 · won" never run into the other seat's
           r: 7,
           fill: COLOURS[seat].fill,
           stroke: COLOURS[seat].stroke,
         }),
         s(
           "text",
-          { x: LEFT + 20 + seat * 260, y: 457, class: "pips", "data-seat": seat, "data-pips": board.pips[seat] },
+          { x: LEFT + 20, y: 457 + seat * 22, class: "pips", "data-seat": seat, "data-pips": board.pips[seat] },
           `${board.names[seat]} · ${board.pips[seat]} pips · bar ${board.bar[seat]} · off ${board.off[seat]}`,
           board.winner === seat ? " · won" : "",
           board.removed.includes(seat) ? " · removed" : "",
