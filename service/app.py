@@ -98,8 +98,8 @@ _encoder = msgspec.json.Encoder()
 
 
 class Health(msgspec.Struct, frozen=True):
-    """Whether the service is up, what its log holds, and what folding the log's WAL into its file
-    has cost the writer so far (None: the log is read-only)."""
+    """Whether the service is up, what its log holds, and (to the admin) what folding the log's WAL
+    into its file has cost the writer so far (None: the log is read-only, or the caller not the admin)."""
 
     ok: bool
     version: str
@@ -293,7 +293,8 @@ def health(service: Service, access: Access) -> Health:
         version=__version__,
         matches=len(log.matches()),
         events=log.count(),
-        wal_checkpoints=log.store.wal_checkpoints,
+        # The admin's only: the WAL's size follows the bytes of values a reader may not know.
+        wal_checkpoints=log.store.wal_checkpoints if access.is_admin else None,
     )
 
 
