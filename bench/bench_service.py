@@ -15,8 +15,12 @@ matches of 5 random players, recorded once in memory and replayed): it creates t
 only after that answer. Figures: events acknowledged per second of wall time, and the p50 and p99
 of each request's time from its first byte sent to its last byte read. The store runs the same
 appends from as many threads with `Store.append`, in this process, into a fresh file. The state
-read is GET /api/matches/{id}/state of a random match written before, by as many clients. The
-CPU each side used is read from /proc (user + system seconds per wall second).
+read is GET /api/matches/{id}/state of a random one of READ_MATCHES finished matches written
+before, by as many clients; "304" readers send back the ETag they last got for a match
+(If-None-Match), as a browser or a proxy does. `max` is the longest request: a checkpoint of the
+file that held appends shows there. The last line is what the server says its writer's checkpoints
+cost (`/api/health`). The CPU each side used is read from /proc (user + system seconds per wall
+second).
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ from matchlog.referee import MemoryRecorder, make_player, play_match, seats_from
 from matchlog.store import Store
 
 SEATS = 5
+#: The finished matches the readers read (the replays people are watching).
+READ_MATCHES = 100
 
 
 def sample_matches(count: int, seed: int) -> list[list[Event]]:
@@ -75,6 +81,7 @@ def cpu_seconds(pid: int) -> float:
 # -- the clients' process ------------------------------------------------------------------------
 
 _LENGTH = re.compile(rb"content-length:\s*(\d+)", re.IGNORECASE)
+_ETAG = re.compile(rb"etag:\s*(\S+)", re.IGNORECASE)
 
 
 class Connection:
@@ -89,18 +96,27 @@ class Connection:
         reader, writer = await asyncio.open_connection(host, port)
         return cls(reader, writer, token)
 
-    async def call(self, method: bytes, path: bytes, body: bytes = b"") -> tuple[int, bytes]:
-        head = b"%s %s HTTP/1.1\r\nHost: bench\r\n%sContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (
+    async def call(self, method: bytes, path: bytes, body: bytes = b"", extra: bytes = b"") -> tuple[int, bytes]:
+        status, content, _ = await self.exchange(method, path, body, extra)
+        return status, content
+
+    async def exchange(
+        self, method: bytes, path: bytes, body: bytes = b"", extra: bytes = b""
+    ) -> tuple[int, bytes, bytes]:
+        """One request: the answer's status, body and ETag (b"" when it has none)."""
+        head = b"%s %s HTTP/1.1\r\nHost: bench\r\n%s%sContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (
             method,
             path,
             self.auth,
+            extra,
             len(body),
         )
         self.writer.write(head + body)
         raw = await self.reader.readuntil(b"\r\n\r\n")
         found = _LENGTH.search(raw)
         content = await self.reader.readexactly(int(found[1])) if found else b""
-        return int(raw[9:12]), content
+        tag = _ETAG.search(raw)
+        return int(raw[9:12]), content, tag[1] if tag else b""
 
 
 def _bodies(template: list[Event], batch: int) -> list[bytes]:
@@ -172,20 +188,29 @@ async def _appends(url: str, token: str, clients: int, batch: int, seconds: floa
     }
 
 
-async def _reads(url: str, token: str, clients: int, seconds: float) -> dict:
+async def _reads(url: str, token: str, clients: int, seconds: float, revalidate: bool = False) -> dict:
+    """`clients` readers of random matches' states; `revalidate`: each sends the ETag it last got
+    for a match (If-None-Match), as a browser or a proxy does, and counts 304s as answers."""
     host, port = url.removeprefix("http://").split(":")
     connections = [await Connection.open(host, int(port), token) for _ in range(clients)]
-    _, body = await connections[0].call(b"GET", b"/api/matches?game=porrinha&limit=2000")
+    _, body = await connections[0].call(b"GET", b"/api/matches?game=porrinha&status=finished&limit=%d" % READ_MATCHES)
     ids = [m["match_id"] for m in json.loads(body)]
     latencies: list[float] = []
+    unchanged = [0]
 
     async def run(connection: Connection, rng: random.Random) -> None:
+        tags: dict[str, bytes] = {}
         while time.perf_counter() < deadline:
-            path = f"/api/matches/{rng.choice(ids)}/state".encode()
+            match_id = rng.choice(ids)
+            path = f"/api/matches/{match_id}/state".encode()
+            extra = b"If-None-Match: %s\r\n" % tags[match_id] if revalidate and match_id in tags else b""
             began = time.perf_counter()
-            status, answer = await connection.call(b"GET", path)
+            status, answer, tag = await connection.exchange(b"GET", path, extra=extra)
             latencies.append(time.perf_counter() - began)
-            assert status == 200, answer
+            assert status in (200, 304), answer
+            unchanged[0] += status == 304
+            if tag:
+                tags[match_id] = tag
 
     if os.environ.get("BENCH_READY_FILE"):  # a profiler waits for the clock to start
         Path(os.environ["BENCH_READY_FILE"]).touch()
@@ -193,7 +218,7 @@ async def _reads(url: str, token: str, clients: int, seconds: float) -> dict:
     deadline = began + seconds
     await asyncio.gather(*(run(c, random.Random(n)) for n, c in enumerate(connections)))
     elapsed = time.perf_counter() - began
-    return {"requests": len(latencies), "elapsed": elapsed, "latencies": latencies}
+    return {"requests": len(latencies), "elapsed": elapsed, "latencies": latencies, "unchanged": unchanged[0]}
 
 
 def client_process(url: str, token: str, job: tuple, templates: list, results: Any) -> None:
@@ -291,6 +316,21 @@ def start_server(db: Path) -> tuple[subprocess.Popen[bytes], str, str]:
     return process, url, Path(f"{db}.token").read_text().strip()
 
 
+def _checkpoints(url: str, token: str) -> str:
+    """What the server's health says its writer's checkpoints of the file cost (older servers: n/a)."""
+    import urllib.request
+
+    asked = urllib.request.Request(f"{url}/api/health", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(asked, timeout=60) as answer:
+        done = json.loads(answer.read()).get("wal_checkpoints")
+    if not done:
+        return "n/a (DuckDB checkpoints inside the commits that reach its threshold)"
+    return (
+        f"{done['idle']} while idle, {done['forced']} with the WAL at its limit, "
+        f"longest {done['longest'] * 1000:.0f} ms, {done['seconds'] * 1000:.0f} ms in all"
+    )
+
+
 def line(name: str, result: dict, unit: str = "events") -> str:
     count = result.get("events", result.get("requests"))
     p50, p99 = percentiles(result["latencies"])
@@ -298,7 +338,11 @@ def line(name: str, result: dict, unit: str = "events") -> str:
     if "client_cpu" in result:
         cpu += f", clients {result['client_cpu']:.2f}"
     rate = count / result["elapsed"]
-    return f"{name:<44} {rate:>9,.0f} {unit}/s   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms   cpu: {cpu}"
+    longest = max(result["latencies"]) * 1000
+    return (
+        f"{name:<48} {rate:>9,.0f} {unit}/s   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms   max {longest:7.1f} ms   "
+        f"cpu: {cpu}"
+    )
 
 
 def main() -> None:
@@ -324,9 +368,13 @@ def main() -> None:
                         print(line(f"HTTP append, {clients} client(s), batches of {batch}", result), flush=True)
                 else:  # something to read
                     in_another_process(url, token, ("appends", 16, 10, 1.0), templates, server.pid)
-                for clients in (1, 64):
-                    result = in_another_process(url, token, ("reads", clients, args.seconds), templates, server.pid)
-                    print(line(f"HTTP state read, {clients} client(s)", result, "requests"), flush=True)
+                for clients, revalidate in ((1, False), (64, False), (64, True)):
+                    job = ("reads", clients, args.seconds, revalidate)
+                    result = in_another_process(url, token, job, templates, server.pid)
+                    said = f", {result['unchanged'] / result['requests']:.0%} 304" if revalidate else ""
+                    name = f"HTTP state read, {clients} client(s){said}"
+                    print(line(name, result, "requests"), flush=True)
+                print(f"the writer's WAL checkpoints: {_checkpoints(url, token)}", flush=True)
             finally:
                 server.send_signal(signal.SIGINT)
                 server.wait(30)

@@ -50,18 +50,20 @@ from matchlog.file import FileLog, seat_for
 from matchlog.log import SPECTATOR, Line, Position, SqlResult, Verification
 from matchlog.replay.aggregates import catalogue_row
 from matchlog.replay.audit import Dispute, MatchAudit
+from matchlog.replay.results import log_head
 from matchlog.replay.stats import Statistics
-from matchlog.store import Appended, Figures, MatchInfo
+from matchlog.store import Appended, Figures, MatchInfo, WalCheckpoints
 from matchlog.store.writer import AT_US_MAX, AT_US_MIN
 
 from .annotations import ROUTES as ANNOTATION_ROUTES
 from .auth import Access, MatchTokens
-from .core import SEQ_MAX, Error, Service, authenticated, caller, route
+from .core import SEQ_MAX, Error, IfNoneMatch, Service, authenticated, caller, route
 from .live import Appending, NewMatch
 from .pages import VIEWER_ROUTES
 from .proofs import ROUTES as PROOF_ROUTES
 from .proofs import receipt_if_ended, sign_every
 from .ratings import ROUTES as RATING_ROUTES
+from .reads import ReadCache
 from .views import catalogue_for
 
 __all__ = ["create_app"]
@@ -97,10 +99,14 @@ _encoder = msgspec.json.Encoder()
 
 
 class Health(msgspec.Struct, frozen=True):
+    """Whether the service is up, what its log holds, and (to the admin) what folding the log's WAL
+    into its file has cost the writer so far (None: the log is read-only, or the caller not the admin)."""
+
     ok: bool
     version: str
     matches: int
     events: int
+    wal_checkpoints: WalCheckpoints | None = None
 
 
 class Created(msgspec.Struct, frozen=True):
@@ -276,26 +282,21 @@ def _utc(moment: datetime | None) -> datetime | None:
 # -- dependencies -------------------------------------------------------------------------------
 
 
-def _resolve(service: Service, match_id: str) -> UUID:
-    """The match a path names: a whole id as it is (the log method called next finds whether the
-    match is there), a prefix through the catalogue.
-
-    Raises:
-        UnknownMatch: no match, or more than one, has that prefix.
-    """
-    if len(match_id) == 36:
-        with contextlib.suppress(ValueError):
-            return UUID(match_id)
-    return service.log.info(match_id).match_id
-
-
 # -- the log as a whole -------------------------------------------------------------------------
 
 
 @route(get, "/api/health", sync_to_thread=True)
 def health(service: Service, access: Access) -> Health:
     """Whether the service is up, and how much its log holds."""
-    return Health(ok=True, version=__version__, matches=len(service.log.matches()), events=service.log.count())
+    log = service.log
+    return Health(
+        ok=True,
+        version=__version__,
+        matches=len(log.matches()),
+        events=log.count(),
+        # The admin's only: the WAL's size follows the bytes of values a reader may not know.
+        wal_checkpoints=log.store.wal_checkpoints if access.is_admin else None,
+    )
 
 
 @route(get, "/api/matches", sync_to_thread=True)
@@ -354,11 +355,23 @@ def match_events(
     start: Annotated[int, Parameter(ge=0, le=SEQ_MAX)] = 0,
     stop: Annotated[int | None, Parameter(ge=0, le=SEQ_MAX)] = None,
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
-) -> list[Line]:
+    if_none_match: IfNoneMatch = None,
+) -> Response[list[Line]]:
     """The events from `start` to `stop`, as the caller may see them (`as_seat`: -1 a spectator,
-    K a seat; by default the fullest view the token allows)."""
-    resolved = _resolve(service, match_id)
-    return service.log.lines(resolved, start=start, stop=stop, as_seat=access.view(resolved, as_seat))
+    K a seat; by default the fullest view the token allows). Tagged (ETag) by the match's head
+    and the view; events up to a `stop` already stored never change, and are cached as such."""
+    info = service.info(match_id)
+    view = access.view(info.match_id, as_seat)
+    last = info.last_seq if stop is None else min(stop, info.last_seq)  # (what the head holds, no more)
+    return service.reads.answer(
+        info,
+        view,
+        ("events", start, last),
+        lambda: service.log.lines(info.match_id, start=start, stop=last, as_seat=view),
+        private=access.role != "public",
+        if_none_match=if_none_match,
+        pinned=stop is not None and stop <= info.last_seq,
+    )
 
 
 @route(get, "/api/matches/{match_id:str}/state", sync_to_thread=True, errors=(403, 404))
@@ -368,10 +381,21 @@ def match_state(
     access: Access,
     seq: Annotated[int | None, Parameter(ge=0, le=SEQ_MAX)] = None,
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
-) -> Position:
-    """The state after `seq` (default: the last) as the caller may see it."""
-    resolved = _resolve(service, match_id)
-    return service.log.state(resolved, seq, as_seat=access.view(resolved, as_seat))
+    if_none_match: IfNoneMatch = None,
+) -> Response[Position]:
+    """The state after `seq` (default: the last) as the caller may see it, tagged (ETag) by the
+    match's head and the view."""
+    info = service.info(match_id)
+    view = access.view(info.match_id, as_seat)
+    at = info.last_seq if seq is None else seq
+
+    def position() -> Position:
+        found = service.log.state(info.match_id, at, as_seat=view)
+        return msgspec.structs.replace(found, last_seq=info.last_seq)  # as of the head it is tagged with
+
+    return service.reads.answer(
+        info, view, ("state", at), position, private=access.role != "public", if_none_match=if_none_match
+    )
 
 
 @route(get, "/api/matches/{match_id:str}/audit", sync_to_thread=True, errors=(403, 404))
@@ -381,15 +405,29 @@ def match_audit(
     access: Access,
     seq: Annotated[int | None, Parameter(ge=0, le=SEQ_MAX)] = None,
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
-) -> MatchAudit | Dispute:
+    if_none_match: IfNoneMatch = None,
+) -> Response[MatchAudit | Dispute]:
     """The audit of a match, or with `seq` the dispute report about that event, as the caller may
     see it (`as_seat` as for `events`): a seat's or a spectator's report holds every finding's seq
-    and rule, and evidence only about what that view saw whole."""
-    resolved = _resolve(service, match_id)
-    view = access.view(resolved, as_seat)
-    if seq is not None:
-        return service.log.dispute(resolved, seq, as_seat=view)
-    return next(iter(service.log.audit([resolved], as_seat=view)))
+    and rule, and evidence only about what that view saw whole. Tagged (ETag) by the match's head
+    and the view."""
+    info = service.info(match_id)
+    view = access.view(info.match_id, as_seat)
+
+    def report() -> MatchAudit | Dispute:
+        if seq is not None:
+            return service.log.dispute(info.match_id, seq, as_seat=view)
+        return next(iter(service.log.audit([info.match_id], as_seat=view)))
+
+    return service.reads.answer(
+        info,
+        view,
+        ("audit", seq),
+        report,
+        private=access.role != "public",
+        if_none_match=if_none_match,
+        also=service.log.store.committed,  # a knockout's or a duel pair's audit reads other matches too
+    )
 
 
 @route(get, "/api/matches/{match_id:str}/follow", errors=(403, 404))
@@ -600,9 +638,11 @@ async def export(
     match: list[str] | None = None,
     format: str = "jsonl",
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
+    if_none_match: IfNoneMatch = None,
 ) -> Stream:
     """Matches (all, or each `match` given) as JSON Lines (the importable record; with `as_seat`,
-    that seat's view) or Parquet, streamed."""
+    that seat's view) or Parquet, streamed. Tagged (ETag) by the heads of the matches given (of
+    the log, for all of them) and the view."""
     if format not in ("jsonl", "parquet"):
         raise UsageError(f"format is jsonl or parquet, not {format!r}", code="usage.export")
     if as_seat is not None and format != "jsonl":
@@ -619,6 +659,16 @@ async def export(
                 if infos is not None:
                     seat_for(as_seat, len(info.players))
     ids = None if infos is None else [info.match_id for info in infos]
+    if infos is not None:
+        heads: Any = [ReadCache.head(info) for info in infos]
+    else:
+        head = await asyncio.to_thread(log_head, service.log.store)  # every match: the log's own head
+        heads = ["log", head.leaf, head.hash]
+    private = access.role != "public"
+    tag = service.reads.tag(heads, as_seat, ("export", format))
+    unchanged = service.reads.unchanged_since(tag, if_none_match, private=private)
+    if unchanged is not None:
+        return unchanged  # type: ignore[return-value]
     media = "application/vnd.apache.parquet" if format == "parquet" else "application/x-ndjson"
     pipe = _Pipe()
 
@@ -632,7 +682,7 @@ async def export(
         target=pipe.run, args=(service.log.export, ids, format, as_seat, skipped), name="matchlog-export", daemon=True
     ).start()
     first = await pipe.next_chunk()  # an export that fails at once is an error answer, not a broken stream
-    return Stream(pipe.chunks_after(first), media_type=media)
+    return Stream(pipe.chunks_after(first), media_type=media, headers=ReadCache.headers(tag, private=private))
 
 
 class _Cancelled(Exception):
@@ -824,6 +874,7 @@ def create_app(
         hub.bind(asyncio.get_running_loop())
         if log.writable:
             log.store.on_commit(hub.committed)
+            log.store.on_commit(service.reads.committed)  # the catalogue rows it keeps move on
             if checkpoint_every:
                 app.state.signing = asyncio.create_task(sign_every(log, checkpoint_every))
 

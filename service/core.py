@@ -10,23 +10,28 @@ every route, and a write the caller may not make is refused (403) whatever its b
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 import msgspec
 from litestar.connection import ASGIConnection
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
 
 from matchlog.events import Forbidden
 from matchlog.file import FileLog
 from matchlog.replay.ratings import RatingCache
+from matchlog.store import MatchInfo
 
 from .auth import Access, Keys
 from .follow import Hub
 from .live import LiveMatches
+from .reads import ReadCache
 
-__all__ = ["ERRORS", "SEQ_MAX", "Error", "Service", "authenticated", "caller", "route"]
+__all__ = ["ERRORS", "SEQ_MAX", "Error", "IfNoneMatch", "Service", "authenticated", "caller", "header", "route"]
 
 #: The largest seq (or count of events) a request may name: the log keeps seqs as BIGINT.
 SEQ_MAX = 2**63 - 1
@@ -166,11 +171,27 @@ def route(
     return make
 
 
+def header(name: str, description: str) -> Any:
+    """A request header a handler takes, as its Litestar declares one (HeaderParameter from 2.25,
+    where Parameter(header=...) is deprecated)."""
+    try:
+        from litestar.params import HeaderParameter
+    except ImportError:  # Litestar before 2.25
+        return Parameter(header=name, description=description)
+    return HeaderParameter(name=name, description=description)
+
+
+#: The header a reader names the answers it has in (RFC 9110's If-None-Match).
+IfNoneMatch = Annotated[
+    str | None, header("if-none-match", "The ETag of an answer the client has: 304 while it still holds.")
+]
+
+
 class Service:
     """What the handlers work with: the log, the matches recorded through the service, the keys
-    that make and check tokens, the hub of the follow streams, and the rating tables computed at
-    the log's recent heads. One dependency rather than several:
-    Litestar resolves a handler's independent dependencies side by side, in a task group per
+    that make and check tokens, the hub of the follow streams, the rating tables computed at the
+    log's recent heads and the answers about single matches kept by theirs. One dependency rather
+    than several: Litestar resolves a handler's independent dependencies side by side, in a task group per
     request, which cost a third of an append's time on the event loop."""
 
     def __init__(self, log: FileLog, admin_token: str) -> None:
@@ -179,3 +200,17 @@ class Service:
         self.hub = Hub()
         self.live = LiveMatches(log, admin_token.encode())
         self.ratings = RatingCache()
+        # Answers about one match, tagged with a key of this log's own (reads.py says why keyed).
+        self.reads = ReadCache(hashlib.sha256(b"matchlog entity tags\0" + admin_token.encode()).digest())
+
+    def info(self, match_id: str) -> MatchInfo:
+        """The catalogue row of the match a path names: a whole id as the reads keep it (until the
+        match commits again), a prefix through the catalogue.
+
+        Raises:
+            UnknownMatch: no match, or more than one, has that prefix.
+        """
+        if len(match_id) == 36:
+            with contextlib.suppress(ValueError):
+                return self.reads.info(UUID(match_id), self.log.info)  # (a prefix costs a search)
+        return self.log.info(match_id)

@@ -28,7 +28,7 @@ from matchlog.events import Forbidden, MatchlogError, UnknownMatch, UsageError
 from matchlog.replay.frames import Frame
 
 from .auth import Access
-from .core import SEQ_MAX, Service, route
+from .core import SEQ_MAX, IfNoneMatch, Service, route
 
 __all__ = ["FRAMES_PER_REQUEST", "STATIC", "VIEWER_ROUTES", "Views", "render_page", "views_allowed"]
 
@@ -151,14 +151,24 @@ def match_frames(
     start: Annotated[int, Parameter(ge=0, le=SEQ_MAX)] = 0,
     stop: Annotated[int | None, Parameter(ge=0, le=SEQ_MAX)] = None,
     as_seat: Annotated[int | None, Parameter(ge=-1, le=32_767)] = None,
-) -> list[Frame]:
+    if_none_match: IfNoneMatch = None,
+) -> Response[list[Frame]]:
     """The drawing model of the board after each seq from `start` to `stop` (at most 1,000 of
-    them), with whose turn it is, as the caller may see it (`as_seat` as for `events`)."""
+    them), with whose turn it is, as the caller may see it (`as_seat` as for `events`). Tagged
+    (ETag) by the match's head and the view; frames up to a `stop` already stored never change."""
     log = service.log
-    info = log.info(match_id)
+    info = service.info(match_id)
     view = access.view(info.match_id, as_seat)
-    last = info.last_seq if stop is None else min(stop, info.last_seq)
-    return log.frames(info.match_id, start=start, stop=min(last, start + FRAMES_PER_REQUEST - 1), as_seat=view)
+    last = min(info.last_seq if stop is None else min(stop, info.last_seq), start + FRAMES_PER_REQUEST - 1)
+    return service.reads.answer(
+        info,
+        view,
+        ("frames", start, last),
+        lambda: log.frames(info.match_id, start=start, stop=last, as_seat=view),
+        private=access.role != "public",
+        if_none_match=if_none_match,
+        pinned=stop is not None and stop <= info.last_seq,
+    )
 
 
 @get("/games/{script:str}", include_in_schema=False, sync_to_thread=False)

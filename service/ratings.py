@@ -24,8 +24,9 @@ from matchlog.replay.ratings import RatingCache, RatingTable
 from matchlog.replay.results import log_head
 
 from .auth import Access
-from .core import Service, route
+from .core import IfNoneMatch, Service, route
 from .pages import _served  # the viewer's one page shell
+from .reads import names_tag
 
 __all__ = ["ROUTES"]
 
@@ -45,14 +46,6 @@ def _aliases(given: list[str]) -> dict[str, str]:
     return aliases
 
 
-def _matches(tag: str, if_none_match: str | None) -> bool:
-    """Whether an If-None-Match header names `tag` (weakly compared, as RFC 9110 asks, or `*`)."""
-    if if_none_match is None:
-        return False
-    given = [t.strip().removeprefix("W/") for t in if_none_match.split(",")]
-    return "*" in given or tag in given
-
-
 @route(get, "/api/ratings", sync_to_thread=True)
 def ratings(
     service: Service,
@@ -63,7 +56,7 @@ def ratings(
     anchor: str | None = None,
     player: Annotated[list[str] | None, Parameter(query="player")] = None,
     alias: Annotated[list[str] | None, Parameter(query="alias")] = None,
-    if_none_match: Annotated[str | None, Parameter(header="if-none-match")] = None,
+    if_none_match: IfNoneMatch = None,
 ) -> Response[RatingTable]:
     """The players' ratings from the ended matches, as `matchlog ratings`: Weng-Lin μ, σ and μ - 3σ,
     and Bradley-Terry Elo with a 95% interval relative to an anchor player. The ETag names the
@@ -76,7 +69,7 @@ def ratings(
     head = log_head(service.log.store)
     tag = RatingCache.tag(head, question)
     headers = {"ETag": tag, "Cache-Control": "no-cache"}  # keep it, but ask again each time
-    if _matches(tag, if_none_match):
+    if names_tag(tag, if_none_match):
         return Response(b"", status_code=304, headers=headers)  # type: ignore[arg-type]
     return Response(service.ratings.table(service.log.store, head, question), headers=headers)
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .chain import GENESIS, chain_hash
     from .limits import DEFAULT_SQL_BYTES, DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
     from .log import MatchCheck, Store, is_interrupt
+    from .writer import WalCheckpoints
 
 _WHERE = {
     "Appended": ".catalogue",
@@ -30,6 +31,7 @@ _WHERE = {
     "MatchCheck": ".log",
     "Store": ".log",
     "is_interrupt": ".log",
+    "WalCheckpoints": ".writer",
 }
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "MatchInfo",
     "SeatRow",
     "Store",
+    "WalCheckpoints",
     "chain_hash",
     "is_interrupt",
 ]

@@ -47,7 +47,7 @@ from .limits import DEFAULT_SQL_BYTES, DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
 from .schema import DDL, SCHEMA_VERSION
 from .sql import ReadOnlyQuery
 from .tree import TreeReader, build_tree, leaves, tree_hashes
-from .writer import Item, Request, Writer, insert_tree, items, replace_figures
+from .writer import NO_AUTOMATIC_CHECKPOINT, Item, Request, WalCheckpoints, Writer, insert_tree, items, replace_figures
 
 __all__ = ["Store", "is_interrupt"]
 
@@ -105,6 +105,11 @@ def _connect(path: str, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     if read_only and path != ":memory:" and not Path(path).exists():
         raise StoreError(f"there is no log at {path}", code="store.missing")
     config = {**_SANDBOX, "memory_limit": _memory_limit(), "lock_configuration": True}
+    if not read_only:
+        # DuckDB checkpoints inside the commit that takes its WAL past a threshold, stalling that
+        # append and every one queued behind it; the writer checkpoints itself instead, between
+        # groups, when the log is idle or its WAL large (store/writer.py, `WalCheckpoints`).
+        config["checkpoint_threshold"] = NO_AUTOMATIC_CHECKPOINT
     try:
         return duckdb.connect(path, read_only=read_only, config=config)
     except duckdb.IOException as error:
@@ -262,7 +267,7 @@ class Store(AnnotationStore):
                 f"{self.path} is not a matchlog log: {_first_line(str(error))}", code="store.unreadable"
             ) from None
         try:
-            self._writer = None if read_only else Writer(self._db.cursor())
+            self._writer = None if read_only else Writer(self._db.cursor(), wal=self._wal_path())
         except Exception as error:  # rolling the catalogue forward failed: say so, and let go of the file
             self._db.close()
             if is_interrupt(error):
@@ -275,6 +280,16 @@ class Store(AnnotationStore):
         atexit.register(self.close)
 
     # -- lifecycle ---------------------------------------------------------------------------
+
+    def _wal_path(self) -> Path | None:
+        """Where DuckDB keeps the file's write-ahead log (None: the log is in memory)."""
+        return None if self.path == ":memory:" else Path(f"{self.path}.wal")
+
+    @property
+    def wal_checkpoints(self) -> WalCheckpoints | None:
+        """How often the writer has folded the write-ahead log into the file, and what it cost (None:
+        the log is read-only). Not the tree's signed checkpoints (`checkpoints`)."""
+        return None if self._writer is None else self._writer.wal_checkpoints()
 
     def _check_is_log(self, *, create: bool) -> str | None:
         """The schema version of the log (None: a new one); refuse a database that is not a matchlog
@@ -791,6 +806,17 @@ class Store(AnnotationStore):
                 code="proof.no_tree",
             )
         return TreeReader(self._read(), annotations=self.has_annotations)
+
+    @property
+    def committed(self) -> int:
+        """How many events this process has seen committed to the log (the tree's size): it grows
+        with every commit, so an answer about the whole log can be kept by it (0 when the log is
+        open read-only, which nothing changes while it is open; -1 when its tree is damaged, which
+        takes no events)."""
+        if self._writer is None:
+            return 0
+        frontier = self._writer.tree
+        return -1 if frontier is None else frontier.size
 
     def tree_head(self) -> tuple[int, bytes]:
         """The committed tree's size and root.

@@ -18,6 +18,14 @@ group would cost more than the events themselves. Readers in this process see th
 through `fresh()`; after a crash, opening the log for writing rolls any lagging row forward from
 the events (`recover`), which are the truth.
 
+DuckDB would checkpoint (fold its write-ahead log into the file) inside whichever commit takes the
+WAL past a threshold, so that append, and every one queued behind it, would wait 100 ms or more.
+The writer's connection has that off (`NO_AUTOMATIC_CHECKPOINT`, set as the file is opened) and
+the writer checkpoints itself, only ever between jobs, never inside one: when the log has been idle
+for CHECKPOINT_IDLE_SECONDS, and, should it never be, once the WAL holds WAL_LIMIT bytes. It counts and times
+them (`wal_checkpoints`). A checkpoint changes nothing a reader or a crash sees: the WAL is durable
+already, and after a kill DuckDB replays whatever the file does not hold yet.
+
 A damaged log (rows deleted, copied or edited by hand) still opens, and the writer appends only
 where it stays truthful: nothing at all while the Merkle tree could not be extended truthfully
 (`damage`: the tree's right edge cannot be computed, events have no leaf, or the newest leaves may
@@ -30,6 +38,7 @@ the catalogue forward stops, for a match, where its events stop being whole.
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import threading
 import time
@@ -39,6 +48,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -69,7 +79,19 @@ from .chain import GENESIS, chain_hash
 from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS, TREE_NODE_ROWS
 from .tree import committed_tree
 
-__all__ = ["AT_US_MAX", "AT_US_MIN", "GROUP_EVENTS", "Item", "Request", "Writer", "insert_tree", "items"]
+__all__ = [
+    "AT_US_MAX",
+    "AT_US_MIN",
+    "GROUP_EVENTS",
+    "NO_AUTOMATIC_CHECKPOINT",
+    "WAL_LIMIT",
+    "Item",
+    "Request",
+    "WalCheckpoints",
+    "Writer",
+    "insert_tree",
+    "items",
+]
 
 #: The most events one live group commit holds.
 GROUP_EVENTS = 2_000
@@ -81,6 +103,14 @@ ARROW_ROWS = 2_000
 FLUSH_SECONDS = 0.5
 #: ... and how long a pause lets it catch up.
 IDLE_SECONDS = 0.05
+#: How long the log must have been idle before the writer checkpoints it: a checkpoint costs 50-500
+#: ms whatever the WAL holds (on 2 shared cores), and a caller who comes meanwhile waits for it.
+CHECKPOINT_IDLE_SECONDS = 1.0
+#: DuckDB's `checkpoint_threshold` on a log open for writing: never, in effect (the writer decides).
+NO_AUTOMATIC_CHECKPOINT = "1TB"
+#: The WAL at which the writer checkpoints between two groups even though callers are waiting
+#: (DuckDB's own default threshold, so a log that is never idle checkpoints no more often than before).
+WAL_LIMIT = 16 << 20
 #: How many matches' heads (and event ids, for idempotency) the writer keeps in memory.
 OPEN_MATCHES = 4_096
 #: The largest seat number the log's SMALLINT columns hold.
@@ -132,6 +162,19 @@ class Request(msgspec.Struct, frozen=True):
     figures: Figures | None = None  # the match's figures, once these items end it
 
 
+class WalCheckpoints(msgspec.Struct, frozen=True):
+    """The writer's checkpoints of the file so far: how many (`idle`: while nothing waited;
+    `forced`: because the WAL had reached WAL_LIMIT; `refused`: DuckDB declined, a user's query
+    holding them off), the seconds they took in all and the longest, and the WAL's size now."""
+
+    idle: int = 0
+    forced: int = 0
+    refused: int = 0
+    seconds: float = 0.0
+    longest: float = 0.0
+    wal_bytes: int = 0
+
+
 @dataclass
 class _Open:
     """What the writer keeps about a match it appends to."""
@@ -173,8 +216,12 @@ _CATALOGUED = (MatchEnded, ActionsUndone)
 class Writer:
     """Owns the write connection; every change to the log file goes through `submit_*`."""
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, connection: duckdb.DuckDBPyConnection, *, wal: Path | None = None) -> None:
         self._con = connection
+        self._wal = wal  # the file's write-ahead log (None: in memory, nothing to checkpoint)
+        self._checkpoints = WalCheckpoints()
+        self._tried_at = -1  # the WAL's size when a checkpoint was last tried and refused
+        self._worked_at = time.monotonic()  # when the writer last took a job
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._open: OrderedDict[UUID, _Open] = OrderedDict()
         # Catalogue rows committed in the events but not yet written to their tables.
@@ -259,9 +306,12 @@ class Writer:
                 job, held = held, None
             else:
                 job = self._next_job()
-            if job is None:  # a pause: the catalogue catches up
+            if job is None:  # a pause: the catalogue catches up, then (after a longer one) the file
                 self._try_flush()
+                if self._queue.empty() and time.monotonic() - self._worked_at >= CHECKPOINT_IDLE_SECONDS:
+                    self._checkpoint(forced=False)
                 continue
+            self._worked_at = time.monotonic()
             if job is _STOP:
                 self._flush_catalogue()
                 return
@@ -286,6 +336,8 @@ class Writer:
                         waiting.set_exception(failure)
             if time.monotonic() - self._flushed_at > FLUSH_SECONDS:
                 self._try_flush()
+            if self._wal_bytes() >= WAL_LIMIT:  # never idle: checkpoint between two groups anyway
+                self._checkpoint(forced=True)
 
     def _gather(self, first: tuple[Request, Future[Appended]]) -> tuple[list[tuple[Request, Future[Appended]]], Any]:
         """A group: the first append, whatever else waits, and (briefly) as many callers as last time.
@@ -314,13 +366,58 @@ class Writer:
         return group, held
 
     def _next_job(self) -> Any:
-        """The next job; None after IDLE_SECONDS without one while the catalogue lags."""
-        if not (self._dirty or self._dirty_seats or self._dirty_figures):
+        """The next job; None after IDLE_SECONDS without one while the catalogue lags, or once
+        the log has been idle for CHECKPOINT_IDLE_SECONDS while the WAL holds what the file does not."""
+        if self._dirty or self._dirty_seats or self._dirty_figures:
+            wait = IDLE_SECONDS
+        elif self._unsettled():
+            wait = max(0.0, self._worked_at + CHECKPOINT_IDLE_SECONDS - time.monotonic())
+        else:
             return self._queue.get()
         try:
-            return self._queue.get(timeout=IDLE_SECONDS)
+            return self._queue.get(timeout=wait)
         except queue.Empty:
             return None
+
+    def _wal_bytes(self) -> int:
+        if self._wal is None:
+            return 0
+        try:
+            return os.stat(self._wal).st_size
+        except FileNotFoundError:  # (DuckDB removes it at a checkpoint)
+            return 0
+
+    def _unsettled(self) -> bool:
+        """Whether the WAL holds what the file does not, and a checkpoint could fold it in (one
+        refused is tried again only once more has been written)."""
+        size = self._wal_bytes()
+        return size > 0 and size != self._tried_at
+
+    def _checkpoint(self, *, forced: bool) -> None:
+        """Fold the WAL into the file, between jobs (never inside one), timed and counted."""
+        if not self._unsettled():
+            return
+        began = time.perf_counter()
+        try:
+            self._con.execute("CHECKPOINT")
+        except duckdb.Error:  # a user's query holds checkpoints off (store/sql.py): later, then
+            self._tried_at = self._wal_bytes()
+            self._checkpoints = msgspec.structs.replace(self._checkpoints, refused=self._checkpoints.refused + 1)
+            return
+        took = time.perf_counter() - began
+        done = self._checkpoints
+        self._tried_at = -1
+        self._checkpoints = msgspec.structs.replace(
+            done,
+            idle=done.idle + (not forced),
+            forced=done.forced + forced,
+            seconds=done.seconds + took,
+            longest=max(done.longest, took),
+        )
+
+    def wal_checkpoints(self) -> WalCheckpoints:
+        """The checkpoints so far, and the WAL's size now."""
+        return msgspec.structs.replace(self._checkpoints, wal_bytes=self._wal_bytes())
 
     def _try_flush(self) -> None:
         with contextlib.suppress(Exception):  # the rows stay in memory and are tried again later
