@@ -358,6 +358,10 @@ class Porrinha:
             places[seat] = place
         return Outcome(places=tuple(places), winners=ranking[:1], removed=state.removed)
 
+    def reveals(self, before: PorrinhaState, event: Event, after: PorrinhaState) -> bool:
+        """Whether `event` settled a round: every hand of it is shown to everyone."""
+        return after.last_hands != before.last_hands
+
     def view(self, state: PorrinhaState, seat: int | None) -> PorrinhaState:
         # Who has closed a hand is public; on how many chopsticks is not.
         hands = tuple(hand if s == seat or hand is None else CLOSED_HAND for s, hand in enumerate(state.hands))

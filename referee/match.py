@@ -70,8 +70,6 @@ __all__ = [
 
 #: A match that needs more decisions than this is ended as abandoned (players that never progress).
 MAX_DECISIONS = 200_000
-#: Rejected answers in a row that remove a player, unless its game's protocol sets `rejection_limit`.
-REJECTION_LIMIT = 100
 #: Answers are recorded by repr, cut to this length.
 _ANSWER_LIMIT = 200
 
@@ -280,9 +278,6 @@ class GameProtocol(Protocol):
         """Tell every player the game is over."""
         ...
 
-    # Optionally, `rejection_limit: int`: rejected answers in a row that remove a player (default
-    # REJECTION_LIMIT), for games that ask again after a rejected answer.
-
 
 class Resumption(msgspec.Struct, frozen=True, kw_only=True):
     """Where a referee picks up a match that has not ended.
@@ -327,8 +322,6 @@ class Referee:
         #: The live state: the judge's, after every event recorded (undos applied).
         self.state: Any = self.judge.state
         self.removed: set[int] = set()
-        #: Each seat's rejected answers since its last accepted one.
-        self.rejections: dict[int, int] = {}
         self.outcome: Outcome | None = None
         #: The events of the step in progress, each with the states around it (for telling players).
         self.step: list[tuple[Any, Event, Any]] = []
@@ -401,10 +394,6 @@ class Referee:
             self.step.append((before, event, after))
             if isinstance(event, PlayerRemoved):
                 self.removed.add(event.seat)
-            elif isinstance(event, AnswerRejected):
-                self.rejections[event.seat] = self.rejections.get(event.seat, 0) + 1
-            elif event.actor is not None:
-                self.rejections.pop(event.actor, None)  # an accepted answer: the count starts again
             self.seq += 1
             if apply and not isinstance(event, ActionsUndone):
                 self.tally.add(self.seq, before, event, after)
@@ -418,9 +407,11 @@ class Referee:
             return
         self.record(PlayerRemoved(seat=seat, code=code, reason=reason))
 
-    def over_rejection_limit(self, seat: int, limit: int = REJECTION_LIMIT) -> bool:
-        """Remove `seat` if its rejected answers in a row reached `limit`; whether it did."""
-        count = self.rejections.get(seat, 0)
+    def over_rejection_limit(self, seat: int) -> bool:
+        """Remove `seat` if its rejected answers in a row reached its game's limit; whether it did.
+        The count is the judge's (answers to the decision the seat was asked, in a row), so the
+        judge takes the removal."""
+        count, limit = self.judge.streak.get(seat, 0), self.engine.spec.rejection_limit
         if count < limit or seat in self.removed:
             return False
         self.remove(seat, Rule.REJECTION_LIMIT, f"{count} rejected answers in a row (the limit is {limit})")
@@ -469,7 +460,7 @@ class Referee:
                         message=error.message,
                     )
                     self.record(rejected, *protocol.ruling(self, turn, error))
-                    self.over_rejection_limit(turn.seat, getattr(protocol, "rejection_limit", REJECTION_LIMIT))
+                    self.over_rejection_limit(turn.seat)
                 else:
                     self.record(event)
             protocol.after(self, before, self.state)

@@ -184,7 +184,7 @@ def resume_match(
     status = store.info(match_id).status
     if status != "running":
         raise UsageError(
-            f"match {match_id} has ended ({status}): undo its end (matchlog undo) or fork it to play on",
+            f"match {match_id} has ended ({status}): fork it (matchlog fork --at) to play on from before its end",
             code="usage.ended",
         )
     if started.game not in RUNNERS:

@@ -25,6 +25,7 @@ from matchlog.engines.views import shown_event, shown_state
 from matchlog.events import ActionsUndone, AnswerRejected, Event, MatchEnded, Record
 
 from .fold import engine_of
+from .judge import SEGMENT_EVENTS
 
 __all__ = ["Decision", "decisions"]
 
@@ -140,6 +141,7 @@ def _steps(engine: Any, records: Sequence[Record], start: Any) -> Iterator[tuple
             after = stack[-1][1]
         else:
             after = engine.apply(before, event)
-            stack.append((record.seq, after))
+            if not isinstance(event, SEGMENT_EVENTS):  # (no undo takes one back: `replay.judge`)
+                stack.append((record.seq, after))
         yield record, before, after, previous_us
         previous_us = record.at_us

@@ -489,14 +489,14 @@ def put_figures(data: list[FigureSet], service: Service) -> None:
     "/api/matches/{match_id:str}/undo",
     sync_to_thread=True,
     status_code=200,
-    errors=(404, 409, 503),
+    errors=(404, 409, 422, 503),
     writer="undoing",
 )
 def undo(match_id: str, data: Reason, access: Access, service: Service) -> AppendResult:
-    """Take back the latest effective answer, as the match's arbiter."""
+    """Take back the latest effective answer, as the match's arbiter (judged as every write is: a
+    revealed seed stays revealed, and a game with hidden information does not go on after it)."""
     info = service.log.info(match_id)
     access.require_writer(info.match_id, "undoing")
-    service.live.forget(info.match_id)
     return _result(service.log.undo(info.match_id, reason=data.reason), False)
 
 
@@ -505,20 +505,24 @@ def undo(match_id: str, data: Reason, access: Access, service: Service) -> Appen
     "/api/matches/{match_id:str}/abandon",
     sync_to_thread=True,
     status_code=200,
-    errors=(404, 409, 503),
+    errors=(404, 409, 422, 503),
     writer="abandoning",
 )
 def abandon(match_id: str, data: Reason, access: Access, service: Service) -> AppendResult:
     """End an unfinished match as abandoned, with the reason."""
     info = service.log.info(match_id)
     access.require_writer(info.match_id, "abandoning")
-    service.live.forget(info.match_id)
     appended = service.log.abandon(info.match_id, reason=data.reason or "abandoned through the service")
     return _result(appended, True, receipt_if_ended(service.log, info.match_id, True))
 
 
 @route(
-    post, "/api/matches/{match_id:str}/fork", sync_to_thread=True, status_code=201, errors=(404, 503), admin="forking"
+    post,
+    "/api/matches/{match_id:str}/fork",
+    sync_to_thread=True,
+    status_code=201,
+    errors=(404, 422, 503),
+    admin="forking",
 )
 def fork(match_id: str, data: ForkAt, service: Service) -> Forked:
     """Copy a match up to seq `at` into a new match (which records its origin)."""
