@@ -195,8 +195,12 @@ class Porrinha:
         options: PorrinhaOptions = parse_options(self.spec, started.options)
         players = len(started.seats)
         self.spec.check_players(players)
-        if options.chopsticks < 1:
-            raise UsageError("each player needs at least one chopstick", code="usage.options")
+        # The hands and guesses a judge, a dispute or a player may list grow with the chopsticks.
+        if not 1 <= options.chopsticks <= MAX_CHOPSTICKS:
+            raise UsageError(
+                f"each player starts with 1 to {MAX_CHOPSTICKS} chopsticks, not {shown(options.chopsticks)}",
+                code="usage.options",
+            )
         state = PorrinhaState(
             options=options,
             names=tuple(seat.name for seat in started.seats),
@@ -430,7 +434,8 @@ class Porrinha:
         return line
 
 
-#: The most chopsticks a position may give one player (a hand and the guesses grow with it).
+#: The most chopsticks a player may hold, by the option or a position (the hands and the guesses
+#: anyone lists, the judge and a dispute report included, grow with it).
 MAX_CHOPSTICKS = 100
 _POSITION = re.compile(
     r"\s*(?P<chopsticks>[0-9]{1,6}(?:\s*,\s*[0-9]{1,6})*)(?:\s+first\s*=\s*(?P<first>[0-9]{1,6}))?\s*"

@@ -487,3 +487,112 @@ def _lifecycle(event: Event) -> bool:
     from matchlog.replay.judge import SEGMENT_EVENTS
 
     return isinstance(event, (*SEGMENT_EVENTS, MatchEnded))
+
+
+# -- item 3: every write goes through the clerk ---------------------------------------------------
+
+
+def test_the_python_apis_append_on_a_file_is_judged_as_every_write_is(tmp_path: Path):
+    import matchlog
+    from matchlog.events import IllegalAction
+
+    with matchlog.open(tmp_path / "scratch.duckdb", mode="create") as log:
+        match_id = uuid7()
+        with pytest.raises(IllegalAction) as refused:  # the whole batch, with its start
+            log.append(match_id, [started("porrinha", 2), WRONG_CODE], 0)
+        assert refused.value.code == "audit.wrong_code"
+        log.append(match_id, [started("porrinha", 2)], 0)
+        removed = PlayerRemoved(seat=2, code="player.timeout", reason="gone")
+        for batch in ([removed], [MatchEnded(outcome=Outcome(places=(1, 2), winners=(1,)))]):
+            with pytest.raises(IllegalAction):  # a seat not at the table; an outcome the rules do not give
+                log.append(match_id, batch, 1)
+        assert len(log.read(match_id)) == 1, "nothing was written"
+        log.append(match_id, [_hand(0, 1)], 1)
+        (report,) = log.audit([match_id])
+        assert report.passed, report.findings
+
+
+def _hand(seat: int, hand: int) -> Event:
+    from matchlog.events import HandChosen
+
+    return HandChosen(seat=seat, hand=hand)
+
+
+def test_the_arbiters_abandon_through_the_service_is_judged(served: Served):
+    with httpx.Client(base_url=served.url, timeout=60) as client:
+        match = RemoteReferee(client, served, "backgammon", "service")
+        state = match.until_a_seat_acts(own_chance=False)
+        headers = {"Authorization": f"Bearer {match.token}"}
+        ended = client.post(f"/api/matches/{match.match_id}/abandon", json={"reason": "stuck"}, headers=headers)
+        assert ended.status_code == 200, ended.text
+        match.seq = ended.json()["last_seq"] + 1
+        # The judge that keeps the match knows it ended: nothing but an undo comes after.
+        turn = match.engine.to_act(state)
+        late = match.send(match.engine.legal(state, turn.seat)[0])
+        assert _code(late) == (422, "audit.after_end"), late.text
+        again = client.post(f"/api/matches/{match.match_id}/abandon", json={"reason": "again"}, headers=headers)
+        assert _code(again) == (400, "usage.ended"), again.text
+        report = client.get(f"/api/matches/{match.match_id}/audit", headers=served.headers()).json()
+        assert report["findings"] == [], report
+
+
+# -- item 8: an option that would make judging cost unbounded -------------------------------------
+
+
+def test_porrinhas_chopsticks_are_bounded_wherever_a_match_starts(served: Served, tmp_path: Path):
+    from matchlog.engines.porrinha import MAX_CHOPSTICKS
+    from matchlog.events import UsageError
+
+    for chopsticks in (0, MAX_CHOPSTICKS + 1, 10**15):
+        with pytest.raises(UsageError) as refused:
+            Judge(started("porrinha", 2, chopsticks=chopsticks))
+        assert refused.value.code == "usage.options"
+    body = {"game": "porrinha", "seats": [{"name": "a", "player": "x"}, {"name": "b", "player": "x"}]}
+    with httpx.Client(base_url=served.url, timeout=60) as client:
+        answer = client.post("/api/matches", json={**body, "options": {"chopsticks": 10**15}}, headers=served.headers())
+        assert _code(answer) == (400, "usage.options"), answer.text
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(forged("porrinha", [started("porrinha", 2, chopsticks=10**7)]))
+    _, err = cli("import", path, "--db", tmp_path / "log.duckdb", code=2)
+    assert "usage.options" in err or "chopsticks" in err, err
+    assert Judge(started("porrinha", 2, chopsticks=MAX_CHOPSTICKS)).state.chopsticks == (MAX_CHOPSTICKS,) * 2
+
+
+# -- item 6: a match whose chance the service draws goes on after a restart -----------------------
+
+
+def test_a_service_chance_match_goes_on_after_the_service_restarts(tmp_path: Path):
+    from .conftest import start_server
+
+    db = tmp_path / "restarted.duckdb"
+    server = start_server(db)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            match = RemoteReferee(client, server, "backgammon", "service")
+            for _ in range(6):
+                state = match.until_a_seat_acts(own_chance=False)
+                turn = match.engine.to_act(state)
+                assert match.send(match.rng.choice(match.engine.legal(state, turn.seat))).status_code == 200
+    finally:
+        server.stop()
+    server = start_server(db)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            match.client = client
+            match.url = server.url
+            ended = False
+            while not ended:
+                state = match.until_a_seat_acts(own_chance=False)
+                turn = match.engine.to_act(state)
+                if turn is None:
+                    break
+                answer = match.send(match.rng.choice(match.engine.legal(state, turn.seat)))
+                assert answer.status_code == 200, answer.text
+                ended = answer.json()["ended"]
+            info = client.get(f"/api/matches/{match.match_id}", headers=server.headers()).json()
+            assert info["status"] == "finished", info
+            report = client.get(f"/api/matches/{match.match_id}/audit", headers=server.headers()).json()
+            assert report["findings"] == [] and report["notes"] == [], report
+            assert report["checked"]["chance_rederived"] == report["checked"]["chance"] > 6
+    finally:
+        server.stop()
