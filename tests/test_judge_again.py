@@ -596,3 +596,42 @@ def test_a_service_chance_match_goes_on_after_the_service_restarts(tmp_path: Pat
             assert report["checked"]["chance_rederived"] == report["checked"]["chance"] > 6
     finally:
         server.stop()
+
+
+# -- item 9: a bundle whose sealed tail was swapped ----------------------------------------------
+
+
+def test_a_bundle_whose_sealed_entries_traded_places_is_refused(tmp_path: Path):
+    import json
+    import subprocess
+    import sys
+
+    from matchlog.proofs import verifier
+
+    db = tmp_path / "l.duckdb"
+    cli("play", "backgammon", "-p", "random", "-p", "random", "--games", "1", "--seed", "3", "-q", "--db", db)
+    (match,) = msgspec.json.decode(cli("list", "--json", "--db", db)[0])
+    cli("checkpoint", "--db", db)
+    (tmp_path / "key.txt").write_text(cli("key", "--db", db)[0])
+    cli("prove", match["match_id"], "-o", tmp_path / "whole.bundle", "--db", db)
+    bundle = json.loads((tmp_path / "whole.bundle").read_text())
+    # Sealed (allowed: withholding what an event says), the two last still check as they are ...
+    for entry in bundle["entries"][-2:]:
+        entry.pop("row")
+    (tmp_path / "sealed.bundle").write_text(json.dumps(bundle))
+    cli("check", tmp_path / "sealed.bundle", "--key", tmp_path / "key.txt")
+    # ... but not once they trade their leaves, hashes and proofs.
+    a, z = bundle["entries"][-2:]
+    for name in ("leaf", "hash", "proof"):
+        a[name], z[name] = z[name], a[name]
+    swapped = tmp_path / "swapped.bundle"
+    swapped.write_text(json.dumps(bundle))
+    out, err = cli("check", swapped, "--key", tmp_path / "key.txt", code=None)
+    assert "bundle.format" in out + err and f"entries[{len(bundle['entries']) - 1}].leaf" in out + err, out + err
+    alone = subprocess.run(
+        [sys.executable, verifier.__file__, str(swapped), "--key", str(tmp_path / "key.txt")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert alone.returncode != 0 and "bundle.format" in alone.stdout + alone.stderr, alone
