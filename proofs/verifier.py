@@ -740,9 +740,10 @@ def _check(bundle: Any, key: VerifierKey) -> Checked:
         result.against = held
 
     # 2. Its shape: what it says is bound, or it is refused. The entries are one event, or the match
-    #    from seq 0 in order, their leaves in the same order; at least one is whole (its chain hash binds the match id); `previous`
-    #    is the hash before a first event that is whole and not seq 0 (its chain hash binds it), and
-    #    null otherwise; each proof hash is used; the consistency proof is there exactly when one can be.
+    #    from seq 0 in order, their leaves in the same order; at least one is whole (its chain hash
+    #    binds the match id); `previous` is the hash before a first event that is whole and not seq 0
+    #    (its chain hash binds it), and null otherwise; each proof hash is used; the consistency proof
+    #    is there exactly when one can be.
     missing = isinstance(held, Receipt) and held.match_id == match and not entries
     if not entries and not missing:
         raise _format(
