@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +48,7 @@ from matchlog.events import (
     UsageError,
 )
 from matchlog.file import FileLog, seat_for
+from matchlog.formats.bounds import bounded_lines
 from matchlog.log import SPECTATOR, Line, Position, SqlResult, Verification
 from matchlog.replay.aggregates import catalogue_row
 from matchlog.replay.audit import Dispute, MatchAudit
@@ -731,7 +733,9 @@ async def import_jsonl(request: Request, service: Service) -> list[AppendResult]
     """Import a JSON Lines export (the request body): every chain checked, all of it or none; what
     each match took (`written` 0: it was in the log already)."""
     body = await request.body()
-    appended = await asyncio.to_thread(service.log.import_jsonl, _lines(body))
+    # Read as the command line reads a file: no line past an event's bound (`formats.bounds`).
+    lines = bounded_lines(io.BytesIO(body))
+    appended = await asyncio.to_thread(service.log.import_jsonl, lines)
     return [_result(a, False) for a in appended]
 
 
@@ -768,10 +772,6 @@ def frame(
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return Response(sink.getvalue().to_pybytes(), media_type=_ARROW_STREAM)
-
-
-def _lines(body: bytes) -> Iterator[bytes]:
-    return iter(body.splitlines())
 
 
 def _tightened(document: OpenAPI) -> OpenAPI:
