@@ -52,6 +52,7 @@ from matchlog.events import (
     drafts,
     uuid7,
 )
+from matchlog.replay.clerk import Clerk
 from matchlog.replay.judge import Judge
 from matchlog.store import Appended, Figures, Store
 
@@ -211,10 +212,20 @@ class StoreRecorder:
     def __init__(self, store: Store, match_id: UUID) -> None:
         self.store = store
         self.match_id = match_id
+        #: The log's one write path (`replay.clerk`): the referee's judge, once adopted, is the
+        #: match's there; a batch no referee adopted is judged by the clerk itself.
+        self.clerk = Clerk(store)
+        self._adopted = False
         self.next_seq = 0
         self._buffer: list[Draft] = []
         self._sent_at = time.monotonic()
         self._pending: deque[Future[Appended]] = deque()
+
+    def adopt(self, judge: Judge) -> None:
+        """Write through the clerk with the referee's `judge` as the match's (each event is judged
+        once, as the referee records it)."""
+        self.clerk.adopt(self.match_id, judge)
+        self._adopted = True
 
     def record(self, drafts: list[Draft]) -> None:
         self._buffer.extend(drafts)
@@ -245,7 +256,11 @@ class StoreRecorder:
             return
         with held_ctrl_c():  # a batch taken from the buffer is on its way, and counted
             batch, self._buffer = self._buffer, []
-            self._pending.append(self.store.append_async(self.match_id, batch, self.next_seq, figures=figures))
+            if self._adopted:
+                sent = self.clerk.record(self.match_id, batch, self.next_seq, figures=figures)
+            else:
+                sent = self.clerk.submit(self.match_id, batch, self.next_seq, figures=figures)[0]
+            self._pending.append(sent)
             self.next_seq += len(batch)
 
     def _settle(self, *, block: bool) -> None:
@@ -319,6 +334,9 @@ class Referee:
         seeds = (*(resumption.seeds if resumption is not None else ()), *((chance.secret,) if chance else ()))
         #: The judge: the live state, and the ruling on every event before it is recorded.
         self.judge = Judge(started, match_id=self.match_id, seeds=seeds, engine=engine)
+        adopt = getattr(self.recorder, "adopt", None)
+        if adopt is not None:  # a log's clerk takes this judge as the match's: each event judged once
+            adopt(self.judge)
         #: The live state: the judge's, after every event recorded (undos applied).
         self.state: Any = self.judge.state
         self.removed: set[int] = set()

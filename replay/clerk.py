@@ -68,12 +68,14 @@ LIVE_MATCHES = 4_096
 
 class _Live:
     """One match as the clerk keeps it: its judge (None until folded from the log), behind a lock
-    that puts its batches in order."""
+    that puts its batches in order; `adopted`: the judge is a referee's, which judges each event as
+    it records it (`Clerk.adopt`)."""
 
-    __slots__ = ("judge", "lock")
+    __slots__ = ("adopted", "judge", "lock")
 
     def __init__(self) -> None:
         self.judge: Judge | None = None
+        self.adopted = False
         self.lock = threading.Lock()
 
 
@@ -242,6 +244,33 @@ class Clerk:
             raise
         self._forget_on_failure(match_id, future)
         return future
+
+    def adopt(self, match_id: UUID, judge: Judge) -> None:
+        """Take `judge` as the match's judge: our referee (`referee.match.Referee`) judges each event
+        as it records it, and hands the batches to `record`, so each event is judged once."""
+        live = self._entry(match_id)
+        with live.lock:
+            live.judge, live.adopted = judge, True
+
+    def record(
+        self, match_id: UUID, made: Sequence[Draft], expected_seq: int, *, figures: Any = None
+    ) -> Future[Appended]:
+        """Hand the store a batch of the match's events at `expected_seq` that its adopted judge has
+        taken already; returns the store's future.
+
+        Raises:
+            StoreError: (`store.unjudged`) the match has no adopted judge, or it has not taken them.
+        """
+        live = self._entry(match_id)
+        with live.lock:
+            judge = live.judge
+            if judge is None or not live.adopted or expected_seq + len(made) > judge.next_seq:
+                raise StoreError(
+                    f"match {match_id}: seqs {expected_seq} to {expected_seq + len(made) - 1} were not taken by "
+                    "the match's judge; nothing was written",
+                    code="store.unjudged",
+                )
+            return self._send(match_id, live, list(made), expected_seq, figures)
 
     def append(self, match_id: UUID, events: Sequence[Event | Draft], expected_seq: int) -> Appended:
         """`submit`, returning once the batch is durable.

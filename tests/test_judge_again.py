@@ -635,3 +635,29 @@ def test_a_bundle_whose_sealed_entries_traded_places_is_refused(tmp_path: Path):
         check=False,
     )
     assert alone.returncode != 0 and "bundle.format" in alone.stdout + alone.stderr, alone
+
+
+def test_our_referee_writes_through_the_clerk_with_its_own_judge(tmp_path: Path):
+    from matchlog.events import IllegalAction, StoreError
+    from matchlog.referee.match import StoreRecorder
+
+    with Store(tmp_path / "log.duckdb") as store:
+        # Adopted: the referee's judge is the match's, and the clerk hands the store only what it took.
+        match_id = uuid7()
+        judge = Judge(started("porrinha", 2), match_id=match_id)
+        recorder = StoreRecorder(store, match_id)
+        recorder.adopt(judge)
+        recorder.record([draft(started("porrinha", 2))])
+        recorder.wait()
+        recorder.record([draft(_hand(0, 1))])  # not taken by the judge
+        with pytest.raises(StoreError) as unjudged:
+            recorder.wait()
+        assert unjudged.value.code == "store.unjudged"
+        assert len(store.read(match_id)) == 1
+        # Not adopted: the clerk judges the batch itself.
+        other = uuid7()
+        recorder = StoreRecorder(store, other)
+        recorder.record([draft(started("porrinha", 2)), draft(WRONG_CODE)])
+        with pytest.raises(IllegalAction) as refused:
+            recorder.wait()
+        assert refused.value.code == "audit.wrong_code"
