@@ -11,7 +11,8 @@ became known later (the chance seeds revealed at the end), so the two decide eve
 
 What the judge decides, by the kind of event:
 
-- every event: each seat it names is at the table, and a match.ended places each seat
+- every event: it is one of its game's own (`match.wrong_game`: not another game's, nor one only
+  views show), each seat it names is at the table, and a match.ended places each seat
   (`match.no_such_seat`);
 - a seat's answer: it is that seat's turn and the rules allow it (`engine.check`);
 - a rejected answer: it was that seat's turn, and the rules refuse it with the recorded code (its
@@ -292,6 +293,10 @@ class Judge:
             found.append(AuditFinding(match_id=self.match_id, seq=at, rule=rule, message=message, evidence=evidence))
 
         kind = _KINDS.get(type(event)) or self._kind(type(event))
+        # An event of another game, or one only views show, is nothing this match's rules can judge.
+        if type(event) not in self.engine.views or event.view_only:
+            find("match.wrong_game", f"{event.tag} is not an event of a {self.engine.spec.title} match")
+            return found, counts
         # An event naming a seat the table does not have says nothing the rules can judge.
         off = _off_the_table(event, self.seats)
         if off is not None:

@@ -661,3 +661,17 @@ def test_our_referee_writes_through_the_clerk_with_its_own_judge(tmp_path: Path)
         with pytest.raises(IllegalAction) as refused:
             recorder.wait()
         assert refused.value.code == "audit.wrong_code"
+
+
+def test_an_event_of_another_game_or_only_of_views_is_refused_with_a_code(served: Served):
+    from matchlog.events import DiceRolled, HandHidden
+
+    judge = Judge(started("porrinha", 2))
+    for event in (DiceRolled(seat=0, dice=(1, 2)), HandHidden(seat=0)):
+        assert [f.rule for f in judge.take_all([event])] == ["match.wrong_game"]
+    with httpx.Client(base_url=served.url, timeout=60) as client:
+        match = RemoteReferee(client, served, "porrinha", "service")
+        before = match.stored()
+        answer = match.send(DiceRolled(seat=0, dice=(1, 2)))
+        assert _code(answer) == (422, "match.wrong_game"), answer.text
+        assert match.stored() == before
