@@ -9,6 +9,7 @@ comes from `append`, a bulk append, an import, an undo, an abandonment or a fork
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
@@ -18,7 +19,7 @@ from typing import IO, TYPE_CHECKING, Any
 from uuid import UUID
 
 from matchlog.engines import get as get_engine
-from matchlog.events import Draft, Event, MatchlogError, ProofError, StoreError, UsageError
+from matchlog.events import DecodeError, Draft, Event, MatchlogError, ProofError, StoreError, UsageError
 from matchlog.replay import dispute, export_seat_jsonl, state_at, statistics, timeline
 from matchlog.replay.aggregates import catalogue_row
 from matchlog.replay.audit import AuditFinding, MatchAudit, audit
@@ -55,6 +56,26 @@ def seat_for(as_seat: int | None, seats: int) -> int | None:
             f"seat {as_seat}: the match has seats 0 to {seats - 1} (or -1, a spectator)", code="usage.seat"
         )
     return as_seat
+
+
+@contextlib.contextmanager
+def _folding(match_id: UUID) -> Iterator[None]:
+    """Name a match whose events the rules cannot fold (its rows edited by hand, say: `verify` tells)
+    rather than fail with whatever the game's code raised.
+
+    Raises:
+        DecodeError: `match.unreadable`, naming the match.
+    """
+    try:
+        yield
+    except MatchlogError:
+        raise
+    except Exception as error:
+        raise DecodeError(
+            f"match {match_id} cannot be read back: its game's rules cannot fold its events "
+            f"({type(error).__name__}: {error}); `matchlog verify` says whether its rows were changed",
+            code="match.unreadable",
+        ) from error
 
 
 def _check_game(game: str | None) -> None:
@@ -129,49 +150,54 @@ class FileLog(Log):
         info = self.store.match(match)
         seat = seat_for(as_seat, len(info.players))
         records = self.store.read(info.match_id, stop=stop)
-        if as_seat is not None:  # every seat output goes through the views (replay.views)
+        with _folding(info.match_id):
+            if as_seat is not None:  # every seat output goes through the views (replay.views)
+                return [
+                    Line(
+                        match_id=line.match_id,
+                        seq=line.seq,
+                        at_us=line.at_us,
+                        actor=line.actor,
+                        type=line.type,
+                        event=line.event,
+                        text=line.text,
+                        undone_by=line.undone_by,
+                        as_seat=as_seat,
+                        joins=line.joins,
+                    )
+                    for line in seat_lines(records, seat)
+                    if line.seq >= start
+                ]
             return [
                 Line(
-                    match_id=line.match_id,
-                    seq=line.seq,
-                    at_us=line.at_us,
-                    actor=line.actor,
-                    type=line.type,
-                    event=line.event,
-                    text=line.text,
-                    undone_by=line.undone_by,
-                    as_seat=as_seat,
-                    joins=line.joins,
+                    match_id=step.record.match_id,
+                    seq=step.record.seq,
+                    at_us=step.record.at_us,
+                    actor=step.record.actor,
+                    type=step.event.tag,
+                    event=step.event,
+                    text=step.text,
+                    undone_by=step.undone_by,
+                    event_id=step.record.event_id,
+                    hash=step.record.hash,
+                    joins=step.joins,
                 )
-                for line in seat_lines(records, seat)
-                if line.seq >= start
+                for step in timeline(records)
+                if step.record.seq >= start
             ]
-        return [
-            Line(
-                match_id=step.record.match_id,
-                seq=step.record.seq,
-                at_us=step.record.at_us,
-                actor=step.record.actor,
-                type=step.event.tag,
-                event=step.event,
-                text=step.text,
-                undone_by=step.undone_by,
-                event_id=step.record.event_id,
-                hash=step.record.hash,
-                joins=step.joins,
-            )
-            for step in timeline(records)
-            if step.record.seq >= start
-        ]
 
     def state(self, match: UUID | str, seq: int | None = None, *, as_seat: int | None = None) -> Position:
         info = self.store.match(match)
         seat = seat_for(as_seat, len(info.players))
         # The catalogue row is read: time travel need not read it again (one query of five saved).
-        current = state_at(self.store, info.match_id, info.last_seq if seq is None else seq)
-        engine, state = current.engine, current.state
-        if as_seat is not None:  # every seat output goes through the views (replay.views)
-            seen = seat_state(engine, info.match_id, current.seq, state, seat)
+        with _folding(info.match_id):
+            current = state_at(self.store, info.match_id, info.last_seq if seq is None else seq)
+            engine, state = current.engine, current.state
+            if as_seat is not None:  # every seat output goes through the views (replay.views)
+                seen = seat_state(engine, info.match_id, current.seq, state, seat)
+            else:
+                to_act, outcome, text = engine.to_act(state), engine.outcome(state), engine.render(state)
+        if as_seat is not None:
             return Position(
                 match_id=info.match_id,
                 game=info.game,
@@ -190,9 +216,9 @@ class FileLog(Log):
             last_seq=info.last_seq,
             as_seat=None,
             state=state,
-            to_act=engine.to_act(state),
-            outcome=engine.outcome(state),
-            text=engine.render(state),
+            to_act=to_act,
+            outcome=outcome,
+            text=text,
         )
 
     def read(self, match: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Any]:
@@ -208,7 +234,9 @@ class FileLog(Log):
             raise UsageError(
                 f"seq {start} is not in match {info.match_id} (seqs 0 to {info.last_seq})", code="usage.seq"
             )
-        return frames(self.store.read(info.match_id, stop=last), as_seat, start=start, stop=last)
+        records = self.store.read(info.match_id, stop=last)
+        with _folding(info.match_id):
+            return frames(records, as_seat, start=start, stop=last)
 
     # -- checking -----------------------------------------------------------------------------
 
@@ -235,7 +263,8 @@ class FileLog(Log):
             infos = [self.store.match(m) for m in ids]
             return len(infos), sum(i.last_seq + 1 for i in infos)
         rows = self.store.query(
-            "SELECT count(*), coalesce(sum(last_seq + 1), 0) FROM matches WHERE match_id IN (SELECT unnest(?::UUID[]))",
+            "SELECT count(*), coalesce(sum(last_seq) + count(*), 0) FROM matches"
+            " WHERE match_id IN (SELECT unnest(?::UUID[]))",
             [[str(m) for m in ids]],
         )
         if rows[0][0] < len(set(ids)):

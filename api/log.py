@@ -287,11 +287,13 @@ class Log(abc.ABC):
 
     @abc.abstractmethod
     def sql(self, query: str, *, timeout: float | None = None, max_rows: int | None = None) -> SqlResult:
-        """One read-only SELECT over the log's tables and views, stopped after `timeout` seconds,
-        with at most `max_rows` rows.
+        """One SELECT over the log's tables and views, where nothing can change the log (a read-only
+        transaction, always rolled back: docs/log.md), stopped after `timeout` seconds, with at most
+        `max_rows` rows and 64 MB of them.
 
         Raises:
-            SqlError: not one SELECT, refused, failed, or out of time.
+            SqlError: not one SELECT, refused, failed, out of time or memory, or a result past 64 MB
+                (`sql.too_large`).
         """
 
     @abc.abstractmethod

@@ -128,7 +128,7 @@ def replay(
         )
         return
     for first, last in joined(lines):
-        actor = "referee" if last.actor is None else info.players[last.actor]
+        actor = "referee" if last.actor is None else _seat_name(info.players, last.actor)
         undone = f"  (taken back at seq {last.undone_by})" if last.undone_by is not None else ""
         seqs = f"{first.seq}" if first is last else f"{first.seq}-{last.seq}"
         console.out(f"{seqs:>5}  {when(first.at_us)}  {actor:<12}  {last.text}{undone}")
@@ -144,3 +144,8 @@ def joined(lines: list[Line]) -> list[tuple[Line, Line]]:
         else:
             runs.append((line, line))
     return runs
+
+
+def _seat_name(players: tuple[str, ...], seat: int) -> str:
+    """A seat's name (a seat the table does not have, in a log edited by hand, by its number)."""
+    return players[seat] if 0 <= seat < len(players) else f"seat {seat}"

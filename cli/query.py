@@ -105,9 +105,10 @@ def sql(
     json: Json = False,
     csv: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
 ) -> None:
-    """Run one read-only SELECT on the log: it can neither change the log nor read or write other
-    files. It stops after --timeout seconds (or at Ctrl-C) and prints at most --max-rows rows; the
-    log's memory limit is $MATCHLOG_MEMORY_LIMIT (default: a quarter of the machine's memory).
+    """Run one SELECT on the log, where nothing can change it (a read-only transaction, always rolled
+    back, with no access to files or settings). It stops after --timeout seconds (or at Ctrl-C),
+    prints at most --max-rows rows and fetches at most 64 MB of them; DuckDB's memory limit is
+    $MATCHLOG_MEMORY_LIMIT (default: a quarter of the machine's memory).
 
     Example: matchlog sql "SELECT player, avg(place) FROM seats GROUP BY player"
     """

@@ -8,7 +8,7 @@ appear, read-only, at the paths they have outside:
 - the system's programs and libraries (/usr and the links or folders /bin, /sbin, /lib* beside it,
   and the linker's files of /etc), but no other file of /etc, /home, /root, /srv, /var, /run or /tmp;
 - for a Python class: the interpreter matchlog runs on with its standard library and site packages,
-  matchlog's own packages (`PACKAGES`: the host speaks the protocol with them, and a player may use
+  matchlog's own packages (`packages()`: the host speaks the protocol with them, and a player may use
   them), and the player's file (or its module's package);
 - for a program: the program (found on PATH, the system's folders first) with the Python installation
   it belongs to if it is a Python interpreter, the interpreter of a script (its `#!` line), and every
@@ -34,25 +34,29 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PACKAGES", "find_jail", "jail_argv"]
+__all__ = ["find_jail", "jail_argv", "packages"]
 
 #: matchlog's packages, which a Python player's host imports to speak the protocol, and a player may
-#: use as a library (its code is no secret). Installed, they are one folder; installed for
-#: development (`pip install -e`) each is a folder of its own.
-PACKAGES = (
-    "matchlog",
-    "matchlog.events",
-    "matchlog.engines",
-    "matchlog.referee",
-    "matchlog.store",
-    "matchlog.replay",
-    "matchlog.cli",
-    "matchlog.service",
-    "matchlog.formats",
-    "matchlog.proofs",
-    "matchlog.cluster",
-    "matchlog.lake",
-)
+#: use as a library (its code is no secret): all of them, as pyproject.toml declares them (`packages`).
+
+
+def packages() -> list[str]:
+    """The folders matchlog's packages live in. Installed, they are one folder (the `matchlog`
+    package's); installed for development (`pip install -e`), each package is a folder of the source
+    tree, named by the one list of them, pyproject.toml's, beside it: a package added there is seen
+    inside the sandbox with no other change."""
+    folders = list(importlib.util.find_spec("matchlog").submodule_search_locations or ())
+    declared = Path(folders[0]).parent / "pyproject.toml" if folders else None
+    if declared is not None and declared.is_file():
+        import tomllib
+
+        names = tomllib.loads(declared.read_text())["tool"]["setuptools"]["packages"]
+        for name in names:
+            found = importlib.util.find_spec(name)
+            folders.extend(found.submodule_search_locations or () if found else ())
+    return folders
+
+
 #: The system's folders every player sees (links stay links, as on the host).
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: The files of /etc that running a program needs (the dynamic linker's, the system's alternatives).
@@ -118,9 +122,7 @@ def jail_argv(bwrap: str, run: dict[str, Any], memory: int | None) -> list[str]:
         for entry in sys.path:
             if Path(entry).name in ("site-packages", "dist-packages"):
                 binds.add(entry)
-        for name in PACKAGES:
-            found = importlib.util.find_spec(name)
-            binds.add_all(found.submodule_search_locations or () if found else ())
+        binds.add_all(packages())
         binds.add(_player_files(run["python"]["spec"]))
     # The private /tmp first: a player's files in the referee's /tmp are bound over it.
     places = ["--proc", "/proc", "--dev", "/dev", "--size", str(memory or _TMP_BYTES), "--tmpfs", "/tmp"]

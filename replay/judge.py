@@ -448,6 +448,12 @@ class Judge:
                         engine.check(before, actor, event)
                     except IllegalAction as error:
                         find(error.code, f"an accepted answer breaks the rules: {error.message}", event=event)
+                    except Exception as error:  # one the rules cannot even judge there: none is legal
+                        find(
+                            "audit.cannot_apply",
+                            f"the rules cannot judge {event.tag} here ({type(error).__name__}: {error})",
+                            event=event,
+                        )
             case _ if type(event) in self.rulings:
                 decision = self.rulings[type(event)]
                 ruled = self.previous
@@ -479,6 +485,12 @@ class Judge:
             engine.check_chance(before, event)
         except IllegalAction as error:
             find(error.code, error.message, event=event)
+        except Exception as error:  # one the game cannot even place (a seat it has not): no draw gives it
+            find(
+                Rule.IMPOSSIBLE_CHANCE,
+                f"{event.tag} cannot be drawn here ({type(error).__name__}: {error})",
+                event=event,
+            )
         segment = self.segment
         if segment.revealed is not None:
             find(

@@ -308,7 +308,7 @@ def _games(store: Store, base: str, params: list[Any]) -> list[GameStats]:
                    FROM seats s JOIN m USING (match_id) WHERE m.status <> 'running' GROUP BY m.game)
         SELECT m.game, count(*), count(*) FILTER (WHERE status = 'finished'),
                count(*) FILTER (WHERE status = 'running'), count(*) FILTER (WHERE status = 'abandoned'),
-               sum(last_seq + 1), any_value(took.mean_turns), any_value(took.median_turns),
+               sum(last_seq) + count(*), any_value(took.mean_turns), any_value(took.median_turns),
                any_value(lasted.mean_seconds), any_value(lasted.median_seconds),
                coalesce(any_value(answered.answers), 0), coalesce(any_value(answered.rejected), 0),
                coalesce(any_value(seated.seats), 0), coalesce(any_value(seated.removed), 0)

@@ -69,7 +69,7 @@ def state_at(
         target = info.last_seq if seq is None else seq
         if not 0 <= target <= info.last_seq:
             raise UsageError(f"seq {seq} is not in match {match_id} (seqs 0 to {info.last_seq})", code="usage.seq")
-        game = info.game
+        game = store.game_of(match_id)  # (its first event's: the catalogue row may have been edited)
     else:  # the usual step of a replay: the catalogue need not be read (the tail shows whether seq exists)
         target, game = seq, store.game_of(match_id)
     engine = get_engine(game)

@@ -167,7 +167,8 @@ class MatchInfo(msgspec.Struct, frozen=True, kw_only=True):
         """The `seats` projection rows of this match as it stands."""
         outcome = self.outcome
         rows = []
-        for seat, (name, player) in enumerate(zip(self.players, self.strategies, strict=True)):
+        # (as long as the shorter list: a row edited by hand may hold lists of two lengths)
+        for seat, (name, player) in enumerate(zip(self.players, self.strategies, strict=False)):
             if outcome is None or seat >= len(outcome.places):
                 rows.append(SeatRow(self.match_id, seat, name, player))
                 continue
@@ -242,12 +243,27 @@ class MatchInfo(msgspec.Struct, frozen=True, kw_only=True):
             last_seq=last_seq,
             head_hash=bytes(head_hash),
             ended_seq=ended_seq,
-            outcome=msgspec.json.decode(result, type=Outcome) if result is not None else None,
+            outcome=_outcome(result, len(players)),
             origin_match=origin_match,
             origin_seq=origin_seq,
             series_id=series_id,
             series_game=series_game,
         )
+
+
+def _outcome(result: str | None, seats: int) -> Outcome | None:
+    """The outcome a catalogue row holds; none when its JSON is not one that places each of `seats`
+    seats (a row edited by hand, which `verify --deep` names: the events are the truth)."""
+    if result is None:
+        return None
+    try:
+        outcome = msgspec.json.decode(result, type=Outcome)
+    except msgspec.MsgspecError:
+        return None
+    named = (*outcome.winners, *outcome.removed, *outcome.ranking)
+    if len(outcome.places) != seats or any(not 0 <= seat < seats for seat in named):
+        return None
+    return outcome
 
 
 def _naive(at_us: int | None) -> datetime | None:

@@ -43,16 +43,14 @@ from matchlog.events import (
 from .catalogue import Appended, Figures, Finding, MatchInfo, chain_findings, select_matches
 from .chain import SQL_EXPECTED_HASH, snapshot_digest
 from .schema import DDL, SCHEMA_VERSION
+from .sql import DEFAULT_SQL_BYTES, DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT, ReadOnlyQuery
 from .tree import TreeReader, build_tree, tree_hashes
 from .writer import Item, Request, Writer, insert_tree, items, replace_figures
 
-__all__ = ["DEFAULT_SQL_ROWS", "DEFAULT_SQL_TIMEOUT", "Store", "is_interrupt"]
+__all__ = ["Store", "is_interrupt"]
 
 # Event ids come as text: DuckDB's own UUID objects cost ~15 µs a row, text and `_uuid` about 1.
 _RECORD_COLUMNS = "seq, event_id::VARCHAR, epoch_us(recorded_at), actor, type, version, payload, hash"
-#: How long `select` lets a query run, and how many rows it returns, unless told otherwise.
-DEFAULT_SQL_TIMEOUT = 30.0
-DEFAULT_SQL_ROWS = 10_000
 #: The largest LIMIT or OFFSET DuckDB takes.
 _MAX_ROWS = 2**62
 _CANONICAL_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
@@ -167,7 +165,7 @@ WITH no_leaf AS (
 ), gaps AS (
     SELECT 'tree.leaf_gap' AS code, match_id, seq, leaf
     FROM (SELECT match_id, seq, leaf, lag(leaf) OVER (ORDER BY leaf) AS before FROM events WHERE leaf IS NOT NULL)
-    WHERE leaf <> coalesce(before + 1, 0)
+    WHERE leaf <> coalesce(before::HUGEINT + 1, 0)  -- (a leaf edited to the largest BIGINT has no next)
     ORDER BY leaf LIMIT 10
 )
 SELECT * FROM no_leaf UNION ALL SELECT * FROM gaps
@@ -216,6 +214,9 @@ class Store:
                         "share that Store instead of opening another"
                     )
                 _WRITING.add(self._key)
+        #: Users' queries running now (`select`): closing stops them before letting go of the file.
+        self._queries: set[ReadOnlyQuery] = set()
+        self._queries_lock = threading.Lock()
         try:
             self._open()
         except BaseException:
@@ -242,6 +243,8 @@ class Store:
                 self._db.execute(DDL)
                 if version == "1":
                     self._upgrade()
+                elif version is not None:  # its label put back, were it lost
+                    self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
             self._digests = self._has_snapshot_digests()
             #: Whether the log has its Merkle tree (a version 1 log opened read-only has none yet).
             self.has_tree = read_only is False or version != "1"
@@ -278,14 +281,19 @@ class Store:
         if "meta" not in tables or "events" not in tables:
             raise StoreError(f"{self.path} is a database, but not a matchlog log", code="store.unreadable")
         found = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-        if not found or found[0][0] not in ("1", SCHEMA_VERSION):
-            version = found[0][0] if found else "none"
+        said = found[0][0] if found else ""
+        if said.isdigit() and int(said) > int(SCHEMA_VERSION):
             raise StoreError(
-                f"{self.path} is a matchlog log of schema version {version}; this matchlog reads "
+                f"{self.path} is a matchlog log of schema version {said}; this matchlog reads "
                 f"versions 1 and {SCHEMA_VERSION}",
                 code="store.version",
             )
-        return found[0][0]
+        # Which of those two it is, its tables say: the row is a label for older matchlogs to refuse
+        # the log by, and a label deleted or edited by hand must not make the log unreadable.
+        leafed = self._db.execute(
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'events' AND column_name = 'leaf'"
+        ).fetchall()[0][0]
+        return SCHEMA_VERSION if leafed else "1"
 
     def _upgrade(self) -> None:
         """Bring a version 1 log to version 2: build its Merkle tree once, over its events in the order
@@ -315,10 +323,14 @@ class Store:
         )
 
     def close(self) -> None:
-        """Commit what is queued and release the file."""
-        if self._closed:
-            return
-        self._closed = True
+        """Stop the users' queries running, commit what is queued and release the file."""
+        with self._queries_lock:
+            if self._closed:
+                return
+            self._closed = True
+            running = list(self._queries)
+        for query in running:  # a connection closed under a running query aborts the process
+            query.stop("closed")
         atexit.unregister(self.close)
         if self._writer is not None:
             self._writer.close()
@@ -442,15 +454,19 @@ class Store:
         return self.match(match_id)
 
     def game_of(self, match_id: UUID) -> str:
-        """The game of a match: it never changes, so once read it is kept (one query saved per
+        """The game of a match, as its first event says (the catalogue's row is only derived from it,
+        and may have been edited): it never changes, so once read it is kept (one query saved per
         time-travel step).
 
         Raises:
             UnknownMatch: no such match.
+            DecodeError: its first event is missing or does not decode.
         """
         game = self._games.get(match_id)
         if game is None:
-            game = self.match(match_id).game
+            first = self.read_events(match_id, start=0, stop=0)
+            started = first[0][1] if first else None
+            game = started.game if isinstance(started, MatchStarted) else self.match(match_id).game
             if len(self._games) > 65_536:
                 self._games.clear()
             self._games[match_id] = game
@@ -536,51 +552,109 @@ class Store:
 
         Raises:
             UnknownMatch: no such match.
-            DecodeError: a stored event does not decode (see `matchlog verify`).
+            DecodeError: a stored event does not decode, or the match's events are not whole: a seq
+                missing or stored twice (`store.damaged`; `matchlog verify` names what happened).
         """
         resolved = match_id if isinstance(match_id, UUID) else self.resolve(match_id)
-        rows = (
-            self._read()
-            .execute(
-                f"SELECT {_RECORD_COLUMNS} FROM events WHERE match_id = ? AND seq >= ? AND seq <= ? ORDER BY seq",
-                [resolved, start, stop if stop is not None else 2**62],
+
+        def rows() -> list[tuple[Any, ...]]:
+            return (
+                self._read()
+                .execute(
+                    f"SELECT {_RECORD_COLUMNS} FROM events WHERE match_id = ? AND seq >= ? AND seq <= ? ORDER BY seq",
+                    [resolved, start, stop if stop is not None else 2**62],
+                )
+                .fetchall()
             )
-            .fetchall()
-        )
-        if not rows:
+
+        found = rows()
+        if not found:
             self.resolve(resolved)  # raises UnknownMatch when there is no such match
-        return [_record(resolved, row) for row in rows]
+        return [_record(resolved, row) for row in self._whole(resolved, found, rows, start, stop)]
 
     def read_events(self, match_id: UUID, *, start: int = 0, stop: int | None = None) -> list[tuple[int, Event]]:
         """(seq, event) of one match from `start` to `stop` (inclusive): `read` without the envelope,
         for folding (time travel folds from a snapshot this way).
 
         Raises:
-            DecodeError: a stored event does not decode.
+            DecodeError: a stored event does not decode, or the match's events are not whole
+                (`store.damaged`).
         """
-        rows = (
-            self._read()
-            .execute(
-                "SELECT seq, type, version, payload FROM events WHERE match_id = ? AND seq >= ? AND seq <= ?"
-                " ORDER BY seq",
-                [match_id, start, stop if stop is not None else 2**62],
+
+        def rows() -> list[tuple[Any, ...]]:
+            return (
+                self._read()
+                .execute(
+                    "SELECT seq, type, version, payload FROM events WHERE match_id = ? AND seq >= ? AND seq <= ?"
+                    " ORDER BY seq",
+                    [match_id, start, stop if stop is not None else 2**62],
+                )
+                .fetchall()
             )
-            .fetchall()
-        )
+
+        found = self._whole(match_id, rows(), rows, start, stop, tail=stop is not None)
         try:
-            return [(seq, decode(payload, tag=tag, version=version)) for seq, tag, version, payload in rows]
+            return [(seq, decode(payload, tag=tag, version=version)) for seq, tag, version, payload in found]
         except DecodeError as error:
             raise DecodeError(f"match {match_id}: {error.message}") from None
 
+    def _whole(
+        self,
+        match_id: UUID,
+        rows: list[tuple[Any, ...]],
+        again: Callable[[], list[tuple[Any, ...]]],
+        start: int,
+        stop: int | None,
+        *,
+        tail: bool = True,
+    ) -> list[tuple[Any, ...]]:
+        """`rows` (seq first, in order, read by `again()`) if they are every event of the match from
+        `start` on, up to `stop` or, without it, to its catalogue's head (`tail`: check that end).
+        Rows that stop short are read once more before that is called damage, since the catalogue is
+        read after them: an append in between shows in the second reading.
+
+        Raises:
+            DecodeError: a seq is missing or stored twice (`store.damaged`).
+        """
+        _check_seqs(match_id, start, [row[0] for row in rows])
+        have = rows[-1][0] if rows else start - 1
+        if not tail or (stop is not None and have >= stop):
+            return rows
+        try:
+            last = self.match(match_id).last_seq
+        except UnknownMatch:
+            return rows  # events with no catalogue row: verify names them
+        wanted = last if stop is None else min(stop, last)
+        if have >= wanted:
+            return rows
+        rows = again()
+        _check_seqs(match_id, start, [row[0] for row in rows])
+        have = rows[-1][0] if rows else start - 1
+        if have < wanted:
+            raise DecodeError(
+                f"match {match_id} is damaged: its seq {have + 1} is missing (its catalogue row goes on to seq "
+                f"{last}; `matchlog verify` names what happened)",
+                code="store.damaged",
+            )
+        return rows
+
     def records(self, match_ids: Sequence[UUID] | None = None, *, batch_rows: int = 100_000) -> Iterator[Record]:
-        """Every event of the given matches (default: all), ordered by match and seq, read through Arrow."""
+        """Every event of the given matches (default: all), ordered by match and seq, read through Arrow.
+
+        Raises:
+            DecodeError: a stored event does not decode, or a match's seqs are not 0, 1, 2, ... (one
+                missing or stored twice: `store.damaged`).
+        """
         where, params = _match_filter(match_ids)
         query = f"SELECT match_id::VARCHAR, {_RECORD_COLUMNS} FROM events {where} ORDER BY match_id, seq"
-        match_text, match_id = "", None
+        match_text, match_id, expected = "", None, 0
         for columns in self._stream(query, params, batch_rows):
             for row in zip(*columns.values(), strict=True):
                 if row[0] != match_text:  # rows come grouped by match: one UUID object per match
-                    match_text, match_id = row[0], _uuid(row[0])
+                    match_text, match_id, expected = row[0], _uuid(row[0]), 0
+                if row[1] != expected:
+                    _check_seqs(match_id, expected, [row[1]])  # type: ignore[arg-type]
+                expected += 1
                 yield _record(match_id, row[1:])  # type: ignore[arg-type]
 
     def _stream(self, query: str, params: list[Any], batch_rows: int) -> Iterator[dict[str, list[Any]]]:
@@ -626,64 +700,55 @@ class Store:
         return self._read().execute(sql, list(params)).fetchall()
 
     def select(
-        self, query: str, *, timeout: float | None = DEFAULT_SQL_TIMEOUT, max_rows: int | None = DEFAULT_SQL_ROWS
+        self,
+        query: str,
+        *,
+        timeout: float | None = DEFAULT_SQL_TIMEOUT,
+        max_rows: int | None = DEFAULT_SQL_ROWS,
+        max_bytes: int = DEFAULT_SQL_BYTES,
+        only_select: bool = True,
     ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-        """Run one read-only SELECT (ad-hoc SQL from a user): (columns, rows, whether rows were cut at
-        `max_rows`). The log's connection can touch no file and change no setting, and only a
-        SELECT is run, so the query can read the log and nothing else. It is stopped after
-        `timeout` seconds, or at once by Ctrl-C.
+        """Run a user's query where it cannot change the log (store/sql.py): (columns, rows, whether
+        rows were cut at `max_rows`). It is stopped after `timeout` seconds, at Ctrl-C, or when the
+        log closes, and refused once its rows pass `max_bytes`. Anything but one SELECT is refused
+        first, to say so plainly; `only_select=False` lets any one statement reach DuckDB, where the
+        read-only transaction still refuses every change (what tests prove).
 
         Raises:
             SqlError: not exactly one SELECT (`sql.not_select`), refused or failed (`sql.error`),
-                out of memory (`sql.memory`), or out of time (`sql.timeout`).
+                out of memory (`sql.memory`), out of time (`sql.timeout`), or a result larger than
+                `max_bytes` (`sql.too_large`).
+            StoreError: the log is closed, or was closed while the query ran (`store.closed`).
             KeyboardInterrupt: Ctrl-C stopped the query.
         """
         try:
             statements = duckdb.extract_statements(query)
         except duckdb.Error as error:
             raise SqlError(_first_line(str(error))) from None
-        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+        if len(statements) != 1 or (only_select and statements[0].type != duckdb.StatementType.SELECT):
             raise SqlError("only a single SELECT can be run: the log is read-only here", code="sql.not_select")
         self.sync()
-        cursor = self._db.cursor()
-        outcome: list[Any] = []
-
-        def run() -> None:
-            try:
-                relation = cursor.execute(query)
-                columns = [d[0] for d in relation.description or []]
-                rows = relation.fetchall() if max_rows is None else relation.fetchmany(max_rows + 1)
-                outcome.append((columns, rows))
-            except BaseException as error:  # handed to the caller's thread below
-                outcome.append(error)
-
-        worker = threading.Thread(target=run, name="matchlog-sql", daemon=True)
-        try:
-            worker.start()
-            worker.join(timeout)  # a Ctrl-C in the caller's thread interrupts the wait
-            if worker.is_alive():
-                cursor.interrupt()
-                worker.join()
-                raise SqlError(f"the query ran longer than {timeout:g} s and was stopped", code="sql.timeout")
-        except KeyboardInterrupt:
-            cursor.interrupt()
-            worker.join(5)
-            raise
-        finally:
-            if not worker.is_alive():
-                cursor.close()
-        result = outcome[0]
-        if isinstance(result, duckdb.OutOfMemoryException):
-            raise SqlError(
-                f"the query needs more memory than the log allows: {_first_line(str(result))}", code="sql.memory"
+        with self._queries_lock:
+            if self._closed:
+                raise StoreError("the log is closed", code="store.closed")
+            running = ReadOnlyQuery(
+                self._db,
+                statements[0],
+                max_rows=max_rows,
+                max_bytes=max_bytes,
+                hold_checkpoints=self._writer is not None,  # (a file opened read-only is never written)
             )
-        if isinstance(result, duckdb.Error):
-            raise SqlError(_first_line(str(result))) from None
-        if isinstance(result, BaseException):
-            raise result
-        columns, rows = result
-        cut = max_rows is not None and len(rows) > max_rows
-        return columns, rows[:max_rows] if cut else rows, cut
+            self._queries.add(running)
+        try:
+            return running.run(timeout)
+        finally:
+            with self._queries_lock:
+                self._queries.discard(running)
+
+    def running_queries(self) -> int:
+        """How many users' queries (`select`) are running on the log now."""
+        with self._queries_lock:
+            return len(self._queries)
 
     # -- verify ------------------------------------------------------------------------------
 
@@ -726,10 +791,12 @@ class Store:
         """The committed tree's size and root.
 
         Raises:
-            ProofError: the log has no tree yet.
+            ProofError: the log has no tree yet, or its right edge cannot be computed (`proof.broken_tree`).
         """
         if self._writer is not None:
             frontier = self._writer.tree  # replaced whole after each commit: read it once
+            if frontier is None:
+                raise ProofError(f"{self.path}: {self._writer.damage}", code="proof.broken_tree")
             return frontier.size, frontier.root()
         tree = self.tree()
         size = tree.size()
@@ -743,12 +810,16 @@ class Store:
         `reuse(note)` (it is signed by the same key). Returns (size, root, note, signed at in us).
 
         Raises:
-            StoreError: the log is read-only or closed.
+            StoreError: the log is read-only or closed, or damaged where its tree is (`store.damaged`:
+                a signature would vouch for a tree that may not be the one the log grew).
         """
         writer = self._write()
+        if writer.damage is not None:
+            raise StoreError(f"no checkpoint is signed: {writer.damage}", code="store.damaged")
 
         def work(con: duckdb.DuckDBPyConnection) -> tuple[int, bytes, str, int]:
             frontier = writer.tree  # on the writer's thread: exactly what is committed
+            assert frontier is not None  # (a tree that cannot be computed is damage: refused above)
             size, root = frontier.size, frontier.root()
             latest = con.execute(_LATEST_CHECKPOINT + " LIMIT 1").fetchall()
             if latest and latest[0][0] == size and bytes(latest[0][1]) == root and reuse(latest[0][2]):
@@ -1129,7 +1200,7 @@ def _match_filter(match_ids: Sequence[UUID] | None) -> tuple[str, list[Any]]:
 
 
 def _record(match_id: UUID, row: Sequence[Any]) -> Record:
-    seq, event_id, at_us, actor, type_, version, payload, digest = row
+    seq, event_id, at_us, _actor, type_, version, payload, digest = row
     try:
         event = decode(payload, tag=type_, version=version)
     except DecodeError as error:
@@ -1141,11 +1212,26 @@ def _record(match_id: UUID, row: Sequence[Any]) -> Record:
         seq=seq,
         event_id=event_id,
         at_us=at_us,
-        actor=actor,
+        actor=event.actor,  # (the column is derived from the event when written, and may have been edited)
         version=version,
         event=event,
         hash=bytes(digest),
     )
+
+
+def _check_seqs(match_id: UUID, start: int, seqs: Sequence[int]) -> None:
+    """Refuse a match's stored seqs that are not `start`, `start` + 1, ... (a row deleted or copied).
+
+    Raises:
+        DecodeError: naming the seq missing or stored twice (`store.damaged`).
+    """
+    for expected, seq in enumerate(seqs, start):
+        if seq != expected:
+            said = f"seq {seq} is stored twice" if seq < expected else f"seq {expected} is missing"
+            raise DecodeError(
+                f"match {match_id} is damaged: its {said} (`matchlog verify` names what happened)",
+                code="store.damaged",
+            )
 
 
 def _uuid(text: str) -> UUID:

@@ -191,7 +191,8 @@ CREATE TABLE IF NOT EXISTS projected (
 -- Views for SQL users (`matchlog sql`), documented in docs/log.md.
 CREATE OR REPLACE VIEW match_results AS
 SELECT m.match_id, m.game, m.status, m.created_at, m.ended_at,
-       epoch(m.ended_at) - epoch(m.created_at) AS seconds, m.last_seq + 1 AS events, t.turns,
+       epoch(m.ended_at) - epoch(m.created_at) AS seconds,
+       TRY_CAST(m.last_seq::HUGEINT + 1 AS BIGINT) AS events, t.turns,
        m.result ->> '$.result' AS result, m.players, m.strategies, m.winners, m.series_id
 FROM matches m
 LEFT JOIN (SELECT match_id, sum(value) AS turns FROM figures WHERE seat IS NULL AND figure = 'turns'

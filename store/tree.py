@@ -18,7 +18,7 @@ from matchlog.events import ProofError
 from matchlog.proofs.tree import STRIDE, Frontier, consistency_proof, inclusion_proof, subtree_root
 from matchlog.proofs.verifier import leaf_hash
 
-__all__ = ["TILE", "TreeReader", "build_tree", "tree_hashes"]
+__all__ = ["TILE", "TreeReader", "build_tree", "committed_tree", "tree_hashes"]
 
 #: Leaves (and kept subtrees of one level) are read 256 at a time: a proof needs at most a few tiles.
 TILE = 1 << STRIDE
@@ -34,13 +34,13 @@ class TreeReader:
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self._con = con
-        self._leaves: dict[int, dict[int, bytes]] = {}
+        self._leaves: dict[int, dict[int, bytes | None]] = {}
         self._kept: dict[tuple[int, int], dict[int, bytes]] = {}
         self._subtrees: dict[tuple[int, int], bytes] = {}  # the proofs of one match share most of theirs
 
     def size(self) -> int:
         """How many leaves the file's tree has."""
-        return int(self._con.execute("SELECT coalesce(max(leaf) + 1, 0) FROM events").fetchall()[0][0])
+        return int(self._con.execute("SELECT coalesce(max(leaf)::HUGEINT + 1, 0) FROM events").fetchall()[0][0])
 
     def leaf(self, index: int) -> bytes:
         """The hash of leaf `index` (RFC 9162's leaf hash of its event's chain hash)."""
@@ -50,14 +50,21 @@ class TreeReader:
             rows = self._con.execute(
                 "SELECT leaf, hash FROM events WHERE leaf >= ? AND leaf < ?", [tile * TILE, tile * TILE + TILE]
             ).fetchall()
-            found = self._leaves[tile] = {leaf: leaf_hash(bytes(digest)) for leaf, digest in rows}
-        try:
-            return found[index]
-        except KeyError:
+            found = {}
+            for leaf, digest in rows:
+                found[leaf] = None if leaf in found else leaf_hash(bytes(digest))  # None: held twice
+            self._leaves[tile] = found
+        if index not in found:
             raise ProofError(
                 f"leaf {index} of the tree names an event the log does not have: run `matchlog verify`",
                 code="proof.broken_tree",
-            ) from None
+            )
+        digest = found[index]
+        if digest is None:
+            raise ProofError(
+                f"leaf {index} of the tree is held by two events: run `matchlog verify`", code="proof.broken_tree"
+            )
+        return digest
 
     def kept(self, level: int, index: int) -> bytes | None:
         """The kept hash of the complete subtree `index` of 2^level leaves, if the file has it."""
@@ -105,6 +112,40 @@ class TreeReader:
             "SELECT seq, leaf FROM events WHERE match_id = ? AND leaf IS NOT NULL", [match_id]
         ).fetchall()
         return dict(rows)
+
+
+def committed_tree(con: duckdb.DuckDBPyConnection) -> tuple[Frontier | None, str | None]:
+    """The tree's right edge as the file holds it (None when it cannot be computed), and why new
+    leaves could not truthfully extend it (None when they could).
+
+    The edge needs the kept subtrees and the leaves after the last of them, so a lost or repeated
+    leaf there leaves no edge. Lost leaves at the very end leave no gap at all: what the kept
+    subtrees and the log's own checkpoints covered tells, as do events without a leaf. A lost leaf
+    further back is none of these: its kept subtree still holds its hash, and the edge is what it was.
+    (A tree rewritten whole is extended truthfully too: `verify --against` what it signed finds that.)
+    """
+    reader = TreeReader(con)
+    size = reader.size()
+    try:
+        frontier = reader.frontier(size)
+    except ProofError as error:
+        return None, f"the Merkle tree's right edge cannot be computed: {error.message}"
+    unleafed = con.execute("SELECT count(*) FROM events WHERE leaf IS NULL").fetchall()[0][0]
+    if unleafed:
+        return frontier, f"{unleafed} event(s) have no leaf in the Merkle tree: run `matchlog verify`"
+    covered = con.execute("SELECT coalesce(max((idx::DOUBLE + 1) * pow(2, level)), 0) FROM tree_nodes").fetchall()[0][0]
+    if covered > size:
+        return frontier, (
+            f"the kept subtrees of the Merkle tree cover {covered} leaves, its events {size}: "
+            "the newest events were removed (run `matchlog verify`)"
+        )
+    signed = con.execute("SELECT coalesce(max(size), 0) FROM checkpoints").fetchall()[0][0]
+    if signed > size:
+        return frontier, (
+            f"the log signed a checkpoint of {signed} leaves, and its events hold {size}: "
+            "the newest events were removed (run `matchlog verify`)"
+        )
+    return frontier, None
 
 
 def tree_hashes(

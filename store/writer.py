@@ -17,6 +17,14 @@ written when the writer pauses (IDLE_SECONDS), at least every FLUSH_SECONDS, and
 group would cost more than the events themselves. Readers in this process see the fresh rows
 through `fresh()`; after a crash, opening the log for writing rolls any lagging row forward from
 the events (`recover`), which are the truth.
+
+A damaged log (rows deleted, copied or edited by hand) still opens, and the writer appends only
+where it stays truthful: nothing at all while the Merkle tree could not be extended truthfully
+(`damage`: the tree's right edge cannot be computed, events have no leaf, or the newest leaves may
+be gone, which a catalogue row ahead of its events, the kept subtrees or the log's own checkpoints
+show), and nothing to a match whose events are not whole (a seq missing or held twice, a head that
+is not the catalogue's). The rest (the catalogue, figures, snapshots) is written as ever; rolling
+the catalogue forward stops, for a match, where its events stop being whole.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ import pyarrow as pa
 from matchlog.events import (
     ActionsUndone,
     ConcurrencyError,
+    DecodeError,
     Draft,
     Event,
     EventConflict,
@@ -53,11 +62,12 @@ from matchlog.events import (
     now_us,
     uuid7_texts,
 )
+from matchlog.proofs.tree import Frontier
 
 from .catalogue import Appended, Figures, MatchInfo, SeatRow, select_matches
 from .chain import GENESIS, chain_hash
 from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS, TREE_NODE_ROWS
-from .tree import TreeReader
+from .tree import committed_tree
 
 __all__ = ["AT_US_MAX", "AT_US_MIN", "GROUP_EVENTS", "Item", "Request", "Writer", "insert_tree", "items"]
 
@@ -128,6 +138,7 @@ class _Open:
 
     info: MatchInfo | None  # None: nothing stored yet
     ids: dict[str, int] = field(default_factory=dict)  # event id -> seq, for idempotent re-sends
+    damage: str | None = None  # why its events are not whole: nothing is appended to it
 
 
 @dataclass
@@ -178,9 +189,12 @@ class Writer:
         self.listeners: list[Callable[[list[tuple[UUID, int]]], None]] = []
         newest = self._con.execute("SELECT max(match_id) FROM matches").fetchall()[0][0]
         self._newest = newest.int if newest is not None else -1  # the greatest match id in the log
-        #: The tree as committed: its frontier (store/tree.py). Replaced, never changed, so other threads
-        #: may read its size and root at any time.
-        self.tree = TreeReader(self._con).frontier(TreeReader(self._con).size())
+        #: The tree as committed: its frontier (store/tree.py; None: it cannot be computed). Replaced,
+        #: never changed, so other threads may read its size and root at any time.
+        self.tree: Frontier | None
+        #: Why nothing can be appended to this log (None: it can), found as it was opened.
+        self.damage: str | None
+        self.tree, self.damage = committed_tree(self._con)
         self.recovered = self._recover()
         self._thread = threading.Thread(target=self._run, name="matchlog-writer", daemon=True)
         self._thread.start()
@@ -365,10 +379,14 @@ class Writer:
             ImportRejected: an imported event's hash is not the one the chain gives it.
         """
         match_id, items, expected = request.match_id, request.items, request.expected_seq
+        if self.damage is not None:
+            raise StoreError(f"the log takes no new events: {self.damage}", code="store.damaged")
         pending = group.touched.get(match_id)
         if pending is None:
             base = self._load(match_id)
             pending = _Pending(base, base.info)
+        if pending.base.damage is not None:
+            raise StoreError(f"match {match_id} takes no new events: {pending.base.damage}", code="store.damaged")
         info = pending.info
         next_seq = info.last_seq + 1 if info is not None else 0
         if not items:
@@ -406,6 +424,7 @@ class Writer:
 
         prev = info.head_hash if info is not None else GENESIS
         match_text = str(match_id)
+        assert self.tree is not None  # (a log whose tree cannot be extended is damaged: refused above)
         leaf = self.tree.size + len(group.events)  # the leaves follow the group's events so far
         rows: list[tuple[Any, ...]] = []
         new_ids: dict[str, int] = {}
@@ -512,16 +531,23 @@ class Writer:
             for info in select_matches(self._con, "WHERE match_id IN (SELECT unnest(?::UUID[]))", [texts])
         }
         found.update((m, self._dirty[m]) for m in missing if m in self._dirty)
-        ids: dict[UUID, dict[str, int]] = {m: {} for m in found}
-        if found:
-            rows = self._con.execute(
-                "SELECT match_id, event_id::VARCHAR, seq FROM events WHERE match_id IN (SELECT unnest(?::UUID[]))",
-                [[str(m) for m in found]],
-            ).fetchall()
-            for match_id, event_id, seq in rows:
-                ids[match_id][event_id] = seq
+        ids: dict[UUID, dict[str, int]] = {m: {} for m in missing}
+        seqs: dict[UUID, list[int]] = {m: [] for m in missing}
+        heads: dict[UUID, bytes] = {}
+        rows = self._con.execute(
+            "SELECT match_id, event_id::VARCHAR, seq, hash FROM events WHERE match_id IN (SELECT unnest(?::UUID[]))",
+            [texts],
+        ).fetchall()
+        for match_id, event_id, seq, digest in rows:
+            ids[match_id][event_id] = seq
+            seqs[match_id].append(seq)
+            info = found.get(match_id)
+            if info is not None and seq == info.last_seq:
+                heads[match_id] = bytes(digest)
         for match_id in missing:
-            self._open[match_id] = _Open(found.get(match_id), ids.get(match_id, {}))
+            info = found.get(match_id)
+            damage = _not_whole(info, sorted(seqs[match_id]), heads.get(match_id))
+            self._open[match_id] = _Open(info, ids[match_id] if info is not None else {}, damage)
         while len(self._open) > OPEN_MATCHES + len(missing):
             self._open.popitem(last=False)
 
@@ -534,6 +560,7 @@ class Writer:
         changed = {m: o.info for m, o in group.touched.items() if m not in group.created}
         new_seats = [row for key, row in group.seats.items() if key[0] in group.created]
         other_seats = {key: row for key, row in group.seats.items() if key[0] not in group.created}
+        assert self.tree is not None
         tree = self.tree.copy()
         kept = tree.extend([row[10] for row in group.events])
         try:
@@ -603,27 +630,66 @@ class Writer:
         self._flushed_at = time.monotonic()
 
     def _recover(self) -> int:
-        """Roll catalogue rows that lag their events forward (after a crash); returns how many."""
-        lagging = self._con.execute(
-            """SELECT m.match_id FROM matches m
-               JOIN (SELECT match_id, max(seq) AS last FROM events GROUP BY match_id) e USING (match_id)
-               WHERE e.last > m.last_seq"""
+        """Roll catalogue rows that lag their events forward (after a crash); returns how many.
+
+        A row rolls forward only as far as its match's events are whole (each next seq, decoding).
+        A row ahead of its events (events were removed, maybe the newest leaves of the tree) is left
+        as it is, and the log takes no new events (`damage`)."""
+        rows = self._con.execute(
+            """SELECT m.match_id, m.last_seq, e.last FROM matches m
+               LEFT JOIN (SELECT match_id, max(seq) AS last FROM events GROUP BY match_id) e USING (match_id)
+               WHERE e.last IS DISTINCT FROM m.last_seq ORDER BY m.match_id"""
         ).fetchall()
-        for (match_id,) in lagging:
+        rolled = 0
+        for match_id, last_seq, last in rows:
+            if last is None or last < last_seq:
+                if self.damage is None:
+                    stored = "it has no events" if last is None else f"its events stop at seq {last}"
+                    self.damage = (
+                        f"match {match_id}'s catalogue row goes on to seq {last_seq} but {stored}: events were "
+                        "removed, perhaps the newest leaves of the Merkle tree (run `matchlog verify`)"
+                    )
+                continue
             info = _select_one(self._con, match_id)
             assert info is not None
-            rows = self._con.execute(
+            later = self._con.execute(
                 "SELECT seq, epoch_us(recorded_at), type, version, payload, hash FROM events"
                 " WHERE match_id = ? AND seq > ? ORDER BY seq",
                 [match_id, info.last_seq],
             ).fetchall()
-            for seq, at_us, type_, version, payload, digest in rows:
-                info = info.after(seq, decode(payload, tag=type_, version=version), at_us, bytes(digest))
+            for seq, at_us, type_, version, payload, digest in later:
+                if seq != info.last_seq + 1:
+                    break  # a seq missing or stored twice: verify names it
+                try:
+                    event = decode(payload, tag=type_, version=version)
+                except DecodeError:
+                    break
+                info = info.after(seq, event, at_us, bytes(digest))
+            if info.last_seq == last_seq:
+                continue
             self._dirty[match_id] = info
             for row in info.seat_rows():
                 self._dirty_seats[(match_id, row.seat)] = row
+            rolled += 1
         self._flush_catalogue()
-        return len(lagging)
+        return rolled
+
+
+def _not_whole(info: MatchInfo | None, seqs: list[int], head: bytes | None) -> str | None:
+    """Why a match's stored events are not whole, given its catalogue row, its stored seqs in order
+    and the hash stored at the catalogue's head (None: they are whole, or there are none yet)."""
+    if info is None:
+        return "events are stored under its id, but it has no catalogue row (run `matchlog verify`)" if seqs else None
+    for k, seq in enumerate(seqs):
+        if seq != k:
+            said = f"seq {seq} is stored twice" if seq < k else f"seq {k} is missing"
+            return f"its {said} (run `matchlog verify`)"
+    if len(seqs) != info.last_seq + 1:
+        said = "missing" if len(seqs) <= info.last_seq else "stored, but not in its catalogue row"
+        return f"its seq {min(len(seqs), info.last_seq + 1)} is {said} (run `matchlog verify`)"
+    if head != info.head_hash:
+        return f"its event at seq {info.last_seq} is not the head its catalogue row names (run `matchlog verify`)"
+    return None
 
 
 def _moved(match_id: UUID, entry: Item, stored_at: int, seq: int) -> EventConflict:

@@ -1,4 +1,5 @@
-"""Shared fixtures: a store per backend, and helpers to play recorded matches."""
+"""Shared fixtures: a store per backend, helpers to play recorded matches, a real server, and
+`wait_for`: how a test waits for what it needs however busy the machine is."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, settings
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from matchlog.referee import play_series
 from matchlog.store import Store
@@ -22,6 +25,45 @@ settings.register_profile(
     "ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
 settings.load_profile("ci")
+
+# -- waiting, however busy the machine ------------------------------------------------------------
+
+#: The longest a test waits for something that takes a second or so on a quiet machine (a server
+#: listening, a child's first answer, a few matches recorded). Generous on purpose: CI may share its
+#: 2 cores with other work, and a test that waited this long has failed whatever the machine.
+PATIENCE = 120.0
+#: The longest a test waits for work that takes tens of seconds on a quiet machine (a Ray Data job,
+#: an archive written by two processes, a tournament that stops and verifies its log).
+LONG_PATIENCE = 600.0
+
+_T = TypeVar("_T")
+
+
+def wait_for(condition: Callable[[], _T], what: str, *, deadline: float = PATIENCE, every: float = 0.05) -> _T:
+    """Call `condition` until it returns something true, and return that; fail the test, naming
+    `what` it waited for, once `deadline` seconds have passed without it."""
+    give_up = time.monotonic() + deadline
+    while not (result := condition()):
+        if time.monotonic() >= give_up:
+            pytest.fail(f"waited {deadline:g} s for {what}")
+        time.sleep(every)
+    return result
+
+
+def log_bytes(db: Path) -> int:
+    """How many bytes the log at `db` holds on disk, its write-ahead log included (where what was
+    written lands until a checkpoint): how a test sees a log that another process writes grow."""
+    wal = db.with_name(db.name + ".wal")
+    return sum(path.stat().st_size for path in (db, wal) if path.exists())
+
+
+# An HTTP request a test makes without a timeout of its own waits as patiently as the rest of the
+# suite, not httpx's 5 s: a server sharing busy cores may answer later, and that is not a failure.
+# (Every httpx default refers to this one Timeout, so changing it here changes them all.)
+_DEFAULT_HTTP_TIMEOUT = httpx._config.DEFAULT_TIMEOUT_CONFIG
+assert isinstance(_DEFAULT_HTTP_TIMEOUT, httpx.Timeout), "httpx keeps its default timeout elsewhere now"
+_DEFAULT_HTTP_TIMEOUT.connect = _DEFAULT_HTTP_TIMEOUT.read = PATIENCE
+_DEFAULT_HTTP_TIMEOUT.write = _DEFAULT_HTTP_TIMEOUT.pool = PATIENCE
 
 BACKENDS = ["memory", "file"]
 
@@ -84,7 +126,7 @@ class Served:
         if self.process.poll() is None:
             self.process.send_signal(sig)
             try:
-                self.process.wait(20)
+                self.process.wait(PATIENCE)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
@@ -95,25 +137,30 @@ class Served:
 
 
 def start_server(db: Path, *extra: str) -> Served:
-    """Start `matchlog serve --db DB --port 0` and wait (at most 30 s) until it says where it listens."""
+    """Start `matchlog serve --db DB --port 0` and wait (patiently) until it says where it listens."""
     server_file = db.parent / f"{db.name}.server"
     process = subprocess.Popen(
         [sys.executable, "-m", "matchlog.cli", "serve", "--db", str(db), "--port", "0", *extra],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def listening() -> bool:
         if process.poll() is not None:
             with process.stderr:  # type: ignore[union-attr]
                 said = process.stderr.read().decode()  # type: ignore[union-attr]
             raise RuntimeError(f"matchlog serve exited {process.returncode}: {said}")
-        if server_file.exists():
-            url = json.loads(server_file.read_text())["url"]
-            return Served(db, process, url)
-        time.sleep(0.05)
-    process.kill()
-    raise RuntimeError("matchlog serve did not start within 30 s")
+        return server_file.exists()
+
+    try:
+        wait_for(listening, "matchlog serve to say where it listens")
+    except BaseException:
+        process.kill()
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+        raise
+    return Served(db, process, json.loads(server_file.read_text())["url"])
 
 
 def fill_log(db: Path) -> None:
@@ -148,3 +195,46 @@ def served(filled_log: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     server = serve_copy(filled_log, tmp_path_factory.mktemp("served"))
     yield server
     server.stop()
+
+
+# -- one Chromium for the session ---------------------------------------------------------------
+# Every module that drives the viewer shares these: Playwright's sync API keeps an event loop
+# running in the main thread while a browser is open, so a second `sync_playwright()` in the same
+# session (a module's own fixture of the same name) fails with "Sync API inside the asyncio loop".
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for the session: the system's, never one Playwright downloads."""
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh page whose script errors fail the test."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    # Every wait for the page (and every `expect`) as patient as the rest of the suite: Chromium on
+    # busy cores draws late, which is not a failure.
+    opened.set_default_timeout(PATIENCE * 1000)
+    expect.set_options(timeout=PATIENCE * 1000)
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert errors == [], errors

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,12 +37,12 @@ from matchlog.referee import play_series, resume_match
 from matchlog.referee.tournament import Setup, play_numbered, run_tournament
 from matchlog.store import Store
 
-from .conftest import Served, fill_log
+from .conftest import LONG_PATIENCE, PATIENCE, Served, fill_log, wait_for
 
 CLI = [sys.executable, "-m", "matchlog.cli"]
 
 
-def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, timeout: float = LONG_PATIENCE) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -263,11 +262,9 @@ def test_a_kill_while_archiving_leaves_whole_batches_and_the_log_unchanged(tmp_p
     before = _digest(db)
     process = _archive_in_a_process(db, archive, batch_events=60)
     commits = archive / "_delta_log"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(list(commits.glob("*.json"))) < 3 and process.poll() is None:
-        time.sleep(0.01)
+    wait_for(lambda: len(list(commits.glob("*.json"))) >= 3 or process.poll() is not None, "three commits", every=0.01)
     process.send_signal(signal.SIGKILL)
-    process.communicate(timeout=30)
+    process.communicate(timeout=PATIENCE)
     assert process.returncode == -signal.SIGKILL, "the archiving finished before it could be killed"
     assert _digest(db) == before  # the log is only read
     with matchlog.open(archive) as sealed:  # what is there is whole: every chain, every head row
@@ -299,7 +296,7 @@ def test_two_logs_archive_into_one_table_at_once(tmp_path: Path):
         with matchlog.open(second, write=True) as other:
             other.import_jsonl(out)
     processes = [_archive_in_a_process(db, archive, batch_events=80) for db in (first, second)]
-    outputs = [process.communicate(timeout=120) for process in processes]
+    outputs = [process.communicate(timeout=LONG_PATIENCE) for process in processes]
     for process, (_, err) in zip(processes, outputs, strict=True):
         assert process.returncode == 0, err
     archived_now = [int(out.split()[0]) for out, _ in outputs]

@@ -39,6 +39,8 @@ from matchlog.referee import play_match
 from matchlog.referee.porrinha import RandomPlayer as PorrinhaRandom
 from matchlog.store import GENESIS, Store, chain_hash
 
+from .conftest import PATIENCE, wait_for
+
 runner = CliRunner()
 
 
@@ -167,7 +169,7 @@ def test_ctrl_c_during_play_exits_130_and_ends_the_match_in_play_as_abandoned(tm
         first = child.stdout.readline()  # type: ignore[union-attr]
         time.sleep(rng.uniform(0.0, 0.6))
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=60)
+        out, err = child.communicate(timeout=PATIENCE)
         assert child.returncode == 130, (game, child.returncode, err[-500:])
         assert err.startswith("error[interrupted]") and "Traceback" not in err and "bad_start" not in err, err
         with Store(db) as store:
@@ -220,19 +222,18 @@ def test_every_tournament_worker_ends_when_the_tournament_is_interrupted(tmp_pat
         text=True,
     )
     seen: set[int] = set()
-    deadline = time.monotonic() + 60
-    while len(seen) < jobs and time.monotonic() < deadline and child.poll() is None:
-        seen |= children(child.pid)
-        time.sleep(0.1)
+
+    def started() -> bool:
+        seen.update(children(child.pid))
+        return len(seen) >= jobs or child.poll() is not None
+
+    wait_for(started, f"{jobs} worker processes to start", every=0.1)
     assert len(seen) >= jobs, f"only {len(seen)} worker processes started"
     time.sleep(1.0)
     child.send_signal(signal.SIGINT)
-    _, err = child.communicate(timeout=90)
+    _, err = child.communicate(timeout=PATIENCE)
     assert child.returncode == 130, err[-500:]
-    deadline = time.monotonic() + 10
-    while any(alive(pid) for pid in seen) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert [pid for pid in seen if alive(pid)] == [], "worker processes outlived the tournament"
+    wait_for(lambda: not any(alive(pid) for pid in seen), "the worker processes to end with the tournament", every=0.1)
     with Store(db) as store:
         assert store.verify() == [] and store.matches(status="running", limit=None) == []
 
@@ -388,26 +389,33 @@ def test_a_fish_sign_up_of_garbage_is_refused_without_a_traceback():
     refused: list[str] = []
 
     hung_up: list[bytes] = []
+    senders: list[threading.Thread] = []
 
-    def send(host: str, bound: int) -> None:
-        for garbage in (b"1" * 5000, b"[" * 100_000):
-            with socket.create_connection((host, bound)) as client:
-                client.sendall(garbage)
-                client.settimeout(5)
-                try:
-                    hung_up.append(client.recv(10))  # the server refuses it and hangs up...
-                except ConnectionResetError:
-                    hung_up.append(b"")  # ...with what it did not read still unread
+    def send(client: socket.socket, garbage: bytes) -> None:
+        with client:
+            client.sendall(garbage)
+            client.settimeout(PATIENCE)
+            try:
+                hung_up.append(client.recv(10))  # the server refuses it and hangs up...
+            except ConnectionResetError:
+                hung_up.append(b"")  # ...with what it did not read still unread
 
     def send_garbage(host: str, bound: int) -> None:
-        threading.Thread(target=send, args=(host, bound), daemon=True).start()
+        # Both connect before sign-ups open, so both are taken in however busy the machine is.
+        for garbage in (b"1" * 5000, b"[" * 100_000):
+            client = socket.create_connection((host, bound))
+            senders.append(threading.Thread(target=send, args=(client, garbage), daemon=True))
+            senders[-1].start()
 
     try:
         with pytest.raises(MatchlogError) as too_few:
+            # Sign-ups stay open 2 s: reading each garbage takes milliseconds on a quiet machine.
             serve(
-                port=0, min_players=2, wait=0.5, periods=1, name_timeout=5, on_listening=send_garbage,
+                port=0, min_players=2, wait=2, periods=1, name_timeout=5, on_listening=send_garbage,
                 on_signup=lambda signed: refused.append(signed.refused),
             )  # fmt: skip
+        for sender in senders:
+            sender.join(PATIENCE)
     finally:
         threading.excepthook = previous
     assert too_few.value.code == "remote.too_few"

@@ -25,6 +25,8 @@ from matchlog.referee.fish_remote import Channel, RemoteClosed, RemoteGarbled, R
 from matchlog.replay import fold
 from matchlog.store import Store
 
+from .conftest import LONG_PATIENCE, PATIENCE, wait_for
+
 # -- tables and rounds -----------------------------------------------------------------------
 
 
@@ -218,10 +220,10 @@ class Server:
 
         self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()
-        assert listening.wait(10)
+        assert listening.wait(PATIENCE)
 
     def join(self) -> Any:
-        self.thread.join(60)
+        self.thread.join(LONG_PATIENCE)
         assert not self.thread.is_alive(), "the server did not finish"
         if self.error is not None:
             raise self.error
@@ -242,7 +244,8 @@ def in_background(function: Callable[[], Any]) -> Callable[[], Any]:
     thread.start()
 
     def wait() -> Any:
-        thread.join(60)
+        thread.join(LONG_PATIENCE)
+        assert box, "it did not finish"
         kind, value = box[0]
         if kind == "error":
             raise value
@@ -256,7 +259,7 @@ def scripted(port: int, name: Any, answer: Callable[[str, list[Any]], bytes | No
 
     def run() -> list[str]:
         heard = []
-        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        with socket.create_connection(("127.0.0.1", port), timeout=PATIENCE) as sock:
             sock.sendall(json.dumps(name).encode())
             try:
                 for line in sock.makefile("rb"):
@@ -293,10 +296,12 @@ def first_free(arguments: list[Any]) -> bytes:
 
 def test_two_remote_clients_play_a_recorded_game_over_loopback(tmp_path: Path):
     with Store(tmp_path / "remote.duckdb") as store:
-        server = Server(store, min_players=2, max_players=2, wait=10, timeout=10, options={"rows": 3, "columns": 4})
-        alice = in_background(lambda: play_remote(HousePlayer(), "alice", port=server.port, timeout=30))
-        time.sleep(0.1)  # alice signs up first, so she plays first
-        bob = in_background(lambda: play_remote(HousePlayer(None, 1), "bob", port=server.port, timeout=30))
+        server = Server(
+            store, min_players=2, max_players=2, wait=PATIENCE, timeout=PATIENCE, options={"rows": 3, "columns": 4}
+        )
+        alice = in_background(lambda: play_remote(HousePlayer(), "alice", port=server.port, timeout=PATIENCE))
+        wait_for(lambda: server.sign_ups, "alice's sign-up")  # alice signs up first, so she plays first
+        bob = in_background(lambda: play_remote(HousePlayer(None, 1), "bob", port=server.port, timeout=PATIENCE))
         result = server.join()
         told = {alice().name: alice().won, bob().name: bob().won}
         assert told == {name: name in result.winners for name in ("alice", "bob")} and any(told.values())
@@ -309,7 +314,12 @@ def test_two_remote_clients_play_a_recorded_game_over_loopback(tmp_path: Path):
 
 def test_bad_names_are_turned_away_and_misbehaving_clients_are_kicked_with_their_reason(tmp_path: Path):
     with Store(tmp_path / "remote.duckdb") as store:
-        server = Server(store, min_players=5, max_players=5, wait=10, timeout=1.0, options={"rows": 4, "columns": 4})
+        # Each call may take 5 s: the house player's search takes milliseconds (300 times less on a
+        # quiet machine), and the sleepy client sleeps until the server is done.
+        server = Server(
+            store, min_players=5, max_players=5, wait=PATIENCE, timeout=5, options={"rows": 4, "columns": 4}
+        )
+        awake = threading.Event()
         port = server.port
         assert port is not None
         refused = in_background(scripted(port, "R2-D2", void_then(first_free)))
@@ -317,15 +327,16 @@ def test_bad_names_are_turned_away_and_misbehaving_clients_are_kicked_with_their
         clients = {
             "garbage": scripted(port, "garbage", void_then(lambda m, a: b"where am I")),
             "quitter": scripted(port, "quitter", void_then(lambda m, a: None)),
-            "sleepy": scripted(port, "sleepy", void_then(lambda m, a: time.sleep(3) or first_free(a))),
+            "sleepy": scripted(port, "sleepy", void_then(lambda m, a: first_free(a) if awake.wait() else None)),
             "rude": scripted(port, "rude", lambda m, a: b'"ok"'),
         }
         waits = {}
         for name, client in clients.items():
             waits[name] = in_background(client)
             time.sleep(0.05)
-        good = in_background(lambda: play_remote(HousePlayer(), "good", port=port, timeout=30))
+        good = in_background(lambda: play_remote(HousePlayer(), "good", port=port, timeout=PATIENCE))
         result = server.join()
+        awake.set()
         assert any(s.refused and "R2-D2" in s.refused for s in server.sign_ups)
         kicks = {}
         for match in [result.tournament_id, *(g.match_id for g in result.games)]:

@@ -28,6 +28,8 @@ from matchlog.referee import make_player, play_match, play_series
 from matchlog.replay import abandon, audit, audit_records
 from matchlog.store import Store
 
+from .conftest import wait_for
+
 runner = CliRunner()
 
 
@@ -86,12 +88,36 @@ def test_a_recording_killed_at_a_random_moment_loses_nothing_acknowledged(tmp_pa
         assert all(r.findings == [] and "the match has not ended" not in r.notes for r in reports)
 
 
+#: `matchlog tournament` as the CLI runs it, saying on stdout how many matches have ended in the log
+#: each time the writer commits a batch (once that call returns, a kill cannot take them back).
+TOURNAMENT = """
+from matchlog.cli import main
+from matchlog.store import Store
+
+commit = Store.append_bulk_encoded
+ended = 0
+
+
+def append_bulk_encoded(self, batches):
+    global ended
+    batches = list(batches)
+    appended = commit(self, batches)
+    ended += sum(p.startswith(b'{"type":"match.ended"') for _, events, _ in batches for *_, p in events)
+    print("ended", ended, flush=True)
+    return appended
+
+
+Store.append_bulk_encoded = append_bulk_encoded
+main()
+"""
+
+
 def test_a_tournament_killed_mid_flight_keeps_what_it_finished_and_the_rest_can_be_closed(tmp_path: Path):
     db = str(tmp_path / "log.duckdb")
     command = [
         sys.executable,
         "-c",
-        "from matchlog.cli import main; main()",
+        TOURNAMENT,
         "tournament",
         "porrinha",
         "-p",
@@ -108,21 +134,26 @@ def test_a_tournament_killed_mid_flight_keeps_what_it_finished_and_the_rest_can_
         "--db",
         db,
     ]
-    tournament = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tournament = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        time.sleep(6)  # the workers start, play, and the writer commits a few batches
+        # The workers start and play, and the writer commits batches: the kill comes once more than
+        # ten matches have ended in the log, however long a busy machine takes to get there.
+        for line in tournament.stdout:  # type: ignore[union-attr]
+            if int(line.split()[1]) > 10:
+                break
     finally:
         os.kill(tournament.pid, signal.SIGKILL)
         tournament.wait()
-    deadline = time.monotonic() + 30
-    while True:  # the workers notice their writer is gone and stop; the file is free once it is
+        tournament.stdout.close()  # type: ignore[union-attr]
+
+    def opened() -> Store | None:
         try:
-            store = Store(db)
-            break
+            return Store(db)
         except MatchlogError:
-            assert time.monotonic() < deadline, "the log stayed busy after the tournament was killed"
-            time.sleep(0.2)
-    with store:
+            return None
+
+    # The workers notice their writer is gone and stop; the file is free once they have.
+    with wait_for(opened, "the log to be free after the tournament was killed", every=0.2) as store:
         assert store.verify() == [] and store.verify_tree() == []
         finished = store.matches(status="finished", limit=None)
         assert len(finished) > 10
@@ -386,7 +417,7 @@ def mutate(data: bytes, mutation: tuple[Any, ...]) -> bytes:
     return b"\n".join(lines)
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(mutation=MUTATIONS)
 @example(mutation=("forged", FORGERIES[0]))
 @example(mutation=("forged", FORGERIES[1]))
@@ -495,7 +526,9 @@ def fuzz_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(words=st.lists(WORDS, min_size=1, max_size=6))
 @example(words=["list", "--limit", "99999999999999999999999"])
 @example(words=["sql", "SELECT '[/x]'"])

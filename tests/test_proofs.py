@@ -709,22 +709,21 @@ def test_keys_checkpoints_receipts_and_bundles_through_the_service(served, tmp_p
 
 
 def test_the_service_signs_a_checkpoint_at_its_interval_as_the_log_grows(tmp_path: Path):
-    import time
-
     import httpx
 
-    from .conftest import start_server
+    from .conftest import start_server, wait_for
 
     server = start_server(tmp_path / "log.duckdb", "--checkpoint-every", "0.2")
     try:
         key = verifier.parse_verifier_key(httpx.get(f"{server.url}/api/key").text)
         invoke("play", "porrinha", "-p", "random", "-p", "random", "--seed", "3", "--db", str(server.db), "-q")
         events = httpx.get(f"{server.url}/api/health").json()["events"]
-        deadline, size = time.monotonic() + 20, -1
-        while size != events and time.monotonic() < deadline:
-            time.sleep(0.1)
-            size = verifier.read_note(httpx.get(f"{server.url}/api/checkpoint").text, key).size
-        assert size == events > 0, "a checkpoint of the grown tree, signed by the service unasked"
+
+        def signed() -> int:
+            return verifier.read_note(httpx.get(f"{server.url}/api/checkpoint").text, key).size
+
+        wait_for(lambda: signed() == events, "a checkpoint of the grown tree", every=0.1)
+        assert signed() == events > 0, "a checkpoint of the grown tree, signed by the service unasked"
     finally:
         assert server.stop() == 0
 

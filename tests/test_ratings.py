@@ -1,6 +1,6 @@
 """Ratings (`matchlog ratings`): Weng-Lin and Bradley-Terry ratings as a projection of the ended
 matches of the log: the same bytes each time, the same table through a running server, and the
-leaderboard page in Chromium (tests/test_viewer.py's browser)."""
+leaderboard page in Chromium (the session's one browser, tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from matchlog.replay.results import Result, log_head
 from matchlog.store import Store
 
 from .conftest import Served, start_server
-from .test_viewer import browser, page  # noqa: F401 (the session's Chromium, and a page that fails on script errors)
 
 runner = CliRunner()
 
@@ -114,7 +113,7 @@ def served_ratings(rated: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
     server.stop()
 
 
-def test_the_leaderboard_page_draws_every_players_interval(served_ratings: Served, page: Page) -> None:  # noqa: F811
+def test_the_leaderboard_page_draws_every_players_interval(served_ratings: Served, page: Page) -> None:
     table = httpx.get(f"{served_ratings.url}/api/ratings", params={"game": "backgammon"}).json()
     page.goto(f"{served_ratings.url}/ratings?game=backgammon")
     expect(page.locator("table.leaderboard tbody tr")).to_have_count(len(table["ratings"]))

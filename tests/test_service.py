@@ -25,7 +25,7 @@ from matchlog.engines import CHANCE
 from matchlog.engines import get as get_engine
 from matchlog.store import Store
 
-from .conftest import Served, fill_log, start_server
+from .conftest import PATIENCE, Served, fill_log, start_server
 
 runner = CliRunner()
 
@@ -146,7 +146,8 @@ def test_a_1000_match_tournament_records_through_the_server_while_everyone_else_
             assert result["finished"] == 1000 and not result["findings"] and not result["failures"]
             assert listed >= 2, "the tournament ended before anyone read: nothing was tested"
             client.post(f"/api/matches/{match_id}/abandon", json={"reason": "the test is over"})
-            follower.join(30)
+            follower.join(PATIENCE)
+            assert not follower.is_alive(), "the follower did not see the match end"
             assert seen == list(range(played + 2))  # its start, every answer played live, its end
         assert invoke("verify", "--db", str(db)).startswith("ok: 1001 matches")
         assert "no findings" in invoke("audit", "--all", "--db", str(db))

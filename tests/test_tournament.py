@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +20,8 @@ from hypothesis import strategies as st
 from matchlog.events import MatchEnded, MatchStarted, Outcome, Seat, UsageError, draft, uuid7
 from matchlog.referee.tournament import _QueueRecorder, _Stopped, arrangements, ratings, run_tournament
 from matchlog.store import Store
+
+from .conftest import LONG_PATIENCE, PATIENCE, log_bytes, wait_for
 
 
 def test_arrangements_are_every_table_in_every_seat_order():
@@ -132,13 +135,11 @@ def test_ctrl_c_stores_what_finished_and_ends_the_rest_as_abandoned(tmp_path: Pa
         "-q",
     ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    wal = db.with_name(db.name + ".wal")
-    while time.monotonic() < deadline and sum(f.stat().st_size for f in (db, wal) if f.exists()) < 300_000:
-        time.sleep(0.1)  # some matches are recorded (in the write-ahead log until a checkpoint)
-    process.send_signal(signal.SIGINT)
     try:
-        out, err = process.communicate(timeout=60)
+        # Some matches are recorded (or it ended: what it said is checked below).
+        wait_for(lambda: process.poll() is not None or log_bytes(db) >= 300_000, "some matches recorded", every=0.1)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=LONG_PATIENCE)
     finally:
         process.kill()  # (a no-op once it has exited) never leave it holding the log
     assert process.returncode == 130, err
@@ -149,6 +150,16 @@ def test_ctrl_c_stores_what_finished_and_ends_the_rest_as_abandoned(tmp_path: Pa
         assert statuses["finished"] >= 1 and statuses["running"] == 0
         for match in store.matches(status="abandoned"):
             assert store.read(match.match_id)[-1].event.reason == "tournament interrupted"
+
+
+def loading_libraries(pid: int) -> bool:
+    """Whether process `pid` has begun to load the commands' compiled libraries (numpy, pyarrow,
+    DuckDB), which `matchlog.cli.main` does while it holds Ctrl-C (or has ended)."""
+    try:
+        maps = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return True
+    return re.search(r"/site-packages/\S+\.so\b", maps) is not None
 
 
 @pytest.mark.parametrize("delay", [0.2, 0.5, 0.8, 1.1, 1.6])
@@ -164,10 +175,13 @@ def test_ctrl_c_at_any_moment_of_starting_ends_cleanly(tmp_path: Path, delay: fl
         text=True,
         start_new_session=True,
     )
-    time.sleep(delay)
-    os.killpg(process.pid, signal.SIGINT)
+    # The moments count from matchlog's own start, not the interpreter's: a Ctrl-C while Python
+    # itself starts (tens of milliseconds on a quiet machine, far longer on a busy one) is Python's.
     try:
-        out, err = process.communicate(timeout=60)
+        wait_for(lambda: loading_libraries(process.pid), "the command to load its libraries", every=0.01)
+        time.sleep(delay)
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=PATIENCE)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
