@@ -364,7 +364,7 @@ class Porrinha:
 
     def reveals(self, before: PorrinhaState, event: Event, after: PorrinhaState) -> bool:
         """Whether `event` settled a round: every hand of it is shown to everyone."""
-        return after.last_hands != before.last_hands
+        return after.round != before.round
 
     def view(self, state: PorrinhaState, seat: int | None) -> PorrinhaState:
         # Who has closed a hand is public; on how many chopsticks is not.
