@@ -195,10 +195,11 @@ class Porrinha:
         options: PorrinhaOptions = parse_options(self.spec, started.options)
         players = len(started.seats)
         self.spec.check_players(players)
-        # The hands and guesses a judge, a dispute or a player may list grow with the chopsticks.
-        if not 1 <= options.chopsticks <= MAX_CHOPSTICKS:
+        # The guesses a judge, a dispute or a player may list grow with the chopsticks on the table.
+        if options.chopsticks < 1 or options.chopsticks * players > MAX_TABLE_CHOPSTICKS:
             raise UsageError(
-                f"each player starts with 1 to {MAX_CHOPSTICKS} chopsticks, not {shown(options.chopsticks)}",
+                f"each of the {players} players starts with 1 chopstick or more, and the table holds at most "
+                f"{MAX_TABLE_CHOPSTICKS:,}; not {shown(options.chopsticks)} each",
                 code="usage.options",
             )
         state = PorrinhaState(
@@ -434,9 +435,11 @@ class Porrinha:
         return line
 
 
-#: The most chopsticks a player may hold, by the option or a position (the hands and the guesses
-#: anyone lists, the judge and a dispute report included, grow with it).
+#: The most chopsticks a position may give one player (a hand and the guesses grow with it).
 MAX_CHOPSTICKS = 100
+#: The most chopsticks a table starts with (the `chopsticks` option times the players): the guesses
+#: anyone lists, the judge and a dispute report included, run from 0 to the table's chopsticks.
+MAX_TABLE_CHOPSTICKS = 100_000
 _POSITION = re.compile(
     r"\s*(?P<chopsticks>[0-9]{1,6}(?:\s*,\s*[0-9]{1,6})*)(?:\s+first\s*=\s*(?P<first>[0-9]{1,6}))?\s*"
 )

@@ -207,13 +207,15 @@ def test_verify_passes_then_names_an_edited_event(db: str, played: list[str]):
 
 def test_undo_and_fork(db: str, played: list[str]):
     match_id = played[2]
-    undone = json.loads(invoke("undo", match_id, "--reason", "appeal", "--db", db, "--json")[0])
-    assert undone["undone"] and undone["seq"] > undone["undone"][-1]
-    out, _ = invoke("list", "--status", "running", "--db", db)
-    assert match_id[:18] in out
-    forked = json.loads(invoke("fork", match_id, "--at", "5", "--db", db, "--json")[0])
+    _, err = invoke("undo", match_id, "--reason", "appeal", "--db", db, code=2)  # its end showed the hands
+    assert err.startswith("error[audit.undo_past_reveal]: "), err
+    forked = json.loads(invoke("fork", match_id, "--at", "3", "--db", db, "--json")[0])
     out, _ = invoke("show", forked["match_id"], "--db", db, "--json")
-    assert json.loads(out)["match"]["origin"] == {"match_id": match_id, "seq": 5}
+    assert json.loads(out)["match"]["origin"] == {"match_id": match_id, "seq": 3}
+    out, _ = invoke("list", "--status", "running", "--db", db)
+    assert forked["match_id"][:18] in out
+    undone = json.loads(invoke("undo", forked["match_id"], "--reason", "appeal", "--db", db, "--json")[0])
+    assert undone["undone"] == [3] and undone["seq"] == 4
     invoke("fork", match_id, "--at", "99999", "--db", db, code=2)
 
 
