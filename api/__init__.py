@@ -21,7 +21,6 @@ Nothing heavy is imported until it is used, so `import matchlog.events` stays qu
 from __future__ import annotations
 
 import os
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,11 +41,6 @@ __all__ = [
     "Verification",
     "open",
 ]
-
-try:
-    __version__ = metadata.version("matchlog")
-except metadata.PackageNotFoundError:  # running from a checkout that was never installed
-    __version__ = "0+unknown"
 
 _LAZY = {
     "ArchiveLog": ".archive",
@@ -95,17 +89,31 @@ def open(
         return ArchiveLog(text)
     from .locate import admin_token, read_server_file
 
+    mode = mode or ("write" if write else "read")
     served = read_server_file(text) if text != ":memory:" else None
-    if served is not None:
+    if served is not None:  # read-only unless asked, as the file itself would be
         from .server import ServerLog
 
-        return ServerLog(served.url, token=token or admin_token(text) or os.environ.get("MATCHLOG_TOKEN"))
+        token = token or admin_token(text) or os.environ.get("MATCHLOG_TOKEN")
+        return ServerLog(served.url, token=token, read_only=mode == "read")
     from .file import FileLog
 
-    return FileLog(Path(text) if text != ":memory:" else text, mode=mode or ("write" if write else "read"))
+    return FileLog(Path(text) if text != ":memory:" else text, mode=mode)
+
+
+def _version() -> str:
+    """matchlog's installed version (read when asked: the package metadata takes a moment to read)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("matchlog")
+    except metadata.PackageNotFoundError:  # running from a checkout that was never installed
+        return "0+unknown"
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        return _version()
     if name in _LAZY:
         from importlib import import_module
 

@@ -98,3 +98,9 @@ class ArchiveLog(FileLog):
 
     def fork(self, match: UUID | str, at: int) -> UUID:
         raise self._refuse()
+
+    def annotate(self, match: UUID | str, seq: int, text: str, **options: Any) -> Any:
+        raise self._refuse()
+
+    def put_annotations(self, match: UUID | str, author: str, notes: Sequence[Any], **options: Any) -> int:
+        raise self._refuse()

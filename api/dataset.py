@@ -31,8 +31,9 @@ import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from matchlog.engines import game as registered
 from matchlog.engines import get as get_engine
-from matchlog.engines.encodings import ENCODINGS, encoding
+from matchlog.engines.encodings import encoding
 from matchlog.events import ChanceCommitted, ChanceRevealed, ProofError, Record, UsageError
 from matchlog.replay.fold import by_match
 from matchlog.replay.steps import Decision, decisions
@@ -85,6 +86,9 @@ MATCH_SCHEMA = pa.schema(
         ("removed", pa.list_(pa.int32())),
         ("series_id", pa.string()),
         ("series_game", pa.int32()),
+        ("duel_id", pa.string()),
+        ("duel_pair", pa.int32()),
+        ("duel_game", pa.int32()),
         ("origin_match", pa.string()),
         ("origin_seq", pa.int64()),
         ("started_at", pa.timestamp("us", tz="UTC")),
@@ -264,6 +268,15 @@ def write_dataset(
     return summary
 
 
+def _encoding_of(game: str) -> Any:
+    """The encoding the game's plugin brings, or None: a tournament's record, a game that brings
+    none, or one not installed here."""
+    try:
+        return registered(game).encoding()
+    except UsageError:
+        return None
+
+
 def _chosen(
     log: FileLog,
     game: str | None,
@@ -277,8 +290,8 @@ def _chosen(
     for info in reversed(log.matches(game=game, player=player, since=since)):
         if series is not None and (info.series_id is None or not info.series_id.startswith(series)):
             continue
-        if info.game not in ENCODINGS:
-            continue  # a tournament's record: its moves are games, not decisions
+        if _encoding_of(info.game) is None:
+            continue  # a tournament's record (its moves are games, not decisions), a game without one
         if info.status == "running":
             skipped.append((str(info.match_id), "still in play: its rewards and its split come at its end"))
             continue
@@ -346,6 +359,7 @@ def _match_row(
     engine = get_engine(info.game)
     code = encoding(info.game)
     start = engine.start(records[0].event)  # type: ignore[arg-type]
+    duel = records[0].event.duel  # type: ignore[union-attr]
     outcome = info.outcome
     return {
         "match_id": str(info.match_id),
@@ -361,6 +375,9 @@ def _match_row(
         "removed": list(outcome.removed) if outcome is not None else None,
         "series_id": info.series_id,
         "series_game": info.series_game,
+        "duel_id": duel.id if duel is not None else None,
+        "duel_pair": duel.pair if duel is not None else None,
+        "duel_game": duel.game if duel is not None else None,
         "origin_match": str(info.origin_match) if info.origin_match is not None else None,
         "origin_seq": info.origin_seq,
         "started_at": info.created_us,
@@ -418,7 +435,7 @@ def _card(summary: DatasetSummary, note: str, key: str, command: str) -> str:
     counts = "\n".join(f"| {n} | {summary.matches[n]:,} | {summary.steps[n]:,} |" for n in names)
     features = "\n".join(f"| `{name}` | {kind} | {what} |" for name, kind, what in _STEP_FEATURES)
     encodings = "\n\n".join(
-        f"### {game}\n\n{inspect.cleandoc(type(ENCODINGS[game]).__doc__ or '')}" for game in summary.games
+        f"### {game}\n\n{inspect.cleandoc(type(_encoding_of(game)).__doc__ or '')}" for game in summary.games
     )
     first = names[0]
     return f"""---
@@ -458,6 +475,7 @@ matches = polars.read_parquet("DIR/matches/*.parquet")               # one row p
 
 One row per match: its id, game and options (JSON), players and strategies by seat, status,
 result, places, winners, scores and removed seats, its series (id and game number) or fork origin,
+its duel (id, pair and game in the pair, the seats rotated that many places; null outside a duel),
 when it started and ended, how many events and decisions it has, its chance commitments and the
 seeds revealed at its end (every die, shuffle and board can be drawn again from them), the shape of
 its observations and the size of its action space, the seat whose view the rows are (null: each

@@ -31,6 +31,7 @@ from matchlog.replay.ratings import RatingTable, rating_table
 from matchlog.replay.views import seat_audit, seat_dispute, seat_lines, seat_state
 from matchlog.store import Appended, Figures, MatchInfo, Store
 
+from .annotating import FileAnnotating
 from .log import SPECTATOR, Line, Log, Position, SqlResult, Verification
 
 if TYPE_CHECKING:  # the proofs load cryptography: only commands that sign or prove need it
@@ -83,7 +84,7 @@ def _check_game(game: str | None) -> None:
         get_engine(game)  # UsageError naming the games there are
 
 
-class FileLog(Log):
+class FileLog(FileAnnotating, Log):
     """A log file opened in this process. `mode`: "read" (read-only), "auto" (for writing where the
     file allows it, else read-only: that rolls the catalogue forward after a crash and lets time
     travel cache its snapshots), "write", or "create" (a new log may be made)."""
@@ -147,6 +148,11 @@ class FileLog(Log):
     def lines(
         self, match: UUID | str, *, start: int = 0, stop: int | None = None, as_seat: int | None = None
     ) -> list[Line]:
+        if stop is not None and stop < start:
+            raise UsageError(
+                f"the seqs asked for end at {stop} before they start at {start}: give the first seq first",
+                code="usage.range",
+            )
         info = self.store.match(match)
         seat = seat_for(as_seat, len(info.players))
         records = self.store.read(info.match_id, stop=stop)
@@ -246,7 +252,9 @@ class FileLog(Log):
             findings = verify_deep(self.store, ids)
         else:
             findings = self.store.verify(matches)
-        if matches is None:  # the whole log: its tree's leaves are its events, each once
+        # The annotations' own chains (never part of a match's): an edited one is named too.
+        findings += self.store.verify_annotations(None if matches is None else self._resolved(_as_list(matches)))
+        if matches is None:  # the whole log: its tree's leaves are its events and annotations, each once
             findings += self.store.verify_tree()
             count, events = len(self.store.matches()), self.store.count()
         elif isinstance(matches, UUID | str):
@@ -522,7 +530,11 @@ class FileLog(Log):
         else:
             signer = self.signer(create=False)
             if signer is None:
-                raise ProofError("the log has no key to check with: give the log's public key", code="proof.no_key")
+                raise ProofError(
+                    "the log has no key to check with: give the log's public key with --key KEY "
+                    "(as `matchlog key` prints it where the log is kept)",
+                    code="proof.no_key",
+                )
             verifier = signer.verifier
         return proofs.verify_against(self.store, notes, verifier)
 

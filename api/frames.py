@@ -131,7 +131,8 @@ def _view(
     names = store.arrow(f"SELECT * FROM {view} LIMIT 0").column_names
     counted = sorted({str(columns[name]) for name in names if _figure(columns.get(name))})
     key = "match_id, seat" if seated else "match_id"
-    sums = ", ".join(f"sum(value) FILTER (WHERE figure = '{name}') AS \"{name}\"" for name in counted)
+    # A seat with figures but none of one counted none of it (0), not an unknown (NULL, NaN in a frame).
+    sums = ", ".join(f"coalesce(sum(value) FILTER (WHERE figure = '{name}'), 0) AS \"{name}\"" for name in counted)
     chosen = []
     for name in names:
         derived = columns.get(name)

@@ -22,6 +22,8 @@ import msgspec
 from matchlog.engines import Turn
 from matchlog.events import AnyEvent, Draft, Event, MatchlogError, Outcome
 
+from .annotating import Annotating
+
 __all__ = [
     "SPECTATOR",
     "Line",
@@ -92,7 +94,7 @@ class SqlResult(msgspec.Struct, frozen=True, kw_only=True):
     truncated: bool = False
 
 
-class Log(abc.ABC):
+class Log(Annotating, abc.ABC):
     """A match log: read, check, query, and append to it, whether a file opened here or a server.
 
     Answers are msgspec Structs, the same ones the service sends as JSON. A reader's view is
@@ -508,3 +510,7 @@ class Match:
     def dispute(self, seq: int) -> Any:
         """The evidence about one event (`replay.Dispute`)."""
         return self.log.dispute(self.id, seq)
+
+    def annotations(self, *, as_seat: int | None = None) -> list[Any]:
+        """The match's annotations (`replay.annotations.Annotation`) as `as_seat` sees them."""
+        return self.log.annotations_of(self.id, as_seat=as_seat)

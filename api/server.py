@@ -39,6 +39,7 @@ from matchlog.events import (
     StoreError,
     UnknownMatch,
     UsageError,
+    decode,
     draft,
 )
 from matchlog.proofs.verifier import Problem
@@ -49,6 +50,7 @@ from matchlog.replay.ratings import RatingTable
 from matchlog.replay.stats import Statistics
 from matchlog.store import Appended, Figures, Finding, MatchInfo
 
+from .annotating import ServerAnnotating
 from .locate import TOKEN_CHARACTERS, well_formed_token
 from .log import Line, Log, Position, SqlResult, Verification
 
@@ -56,6 +58,10 @@ __all__ = ["ServerLog"]
 
 #: How many catalogue rows one request asks for when paging through them all.
 _PAGE = 10_000
+#: Reads that are posted (their questions are too long for a URL): a read-only log still asks them.
+_READS_POSTED = frozenset({"/api/verify", "/api/sql", "/api/verify/against"})
+#: Matches one request for their events names (they travel in its URL).
+_MATCHES_A_REQUEST = 250
 _TIMEOUT = httpx.Timeout(connect=5.0, read=600.0, write=600.0, pool=600.0)
 
 
@@ -63,6 +69,24 @@ class _Error(msgspec.Struct):
     code: str
     message: str
     status: int = 0
+
+
+class _SentLine(Line, frozen=True, kw_only=True):
+    """A line as the service sends it, its event still JSON: the codec decodes it with the games
+    installed now, where a type resolved once would keep the games known when it was first used
+    (a game installed, or `registering`, since would not read)."""
+
+    event: msgspec.Raw  # type: ignore[assignment]
+
+
+def _line(sent: _SentLine) -> Line:
+    """The line, its event decoded.
+
+    Raises:
+        DecodeError: the event is none this matchlog knows.
+    """
+    fields = {name: getattr(sent, name) for name in Line.__struct_fields__}
+    return Line(**{**fields, "event": decode(bytes(sent.event))})
 
 
 class _Appended(msgspec.Struct):
@@ -135,14 +159,15 @@ def _exception(error: _Error) -> MatchlogError:
     return MatchlogError(error.message, code=error.code)
 
 
-class ServerLog(Log):
-    """A log served by `matchlog serve` at `url`; `token` decides what this client may see and do.
+class ServerLog(ServerAnnotating, Log):
+    """A log served by `matchlog serve` at `url`; `token` decides what this client may see and do,
+    and `read_only` keeps it from writing whatever the token allows (as a file opened to read).
 
     Raises:
         UsageError: a token no server gives (not printable ASCII, or too long to be one).
     """
 
-    def __init__(self, url: str, *, token: str | None = None) -> None:
+    def __init__(self, url: str, *, token: str | None = None, read_only: bool = False) -> None:
         if token and not well_formed_token(token):
             raise UsageError(
                 f"the token is not one a matchlog server gives: printable ASCII of at most {TOKEN_CHARACTERS} "
@@ -151,6 +176,7 @@ class ServerLog(Log):
             )
         self.location = url.rstrip("/")
         self.token = token
+        self.read_only = read_only
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         # Nagle's algorithm off: a request's head and body go out as they are written, instead of
         # the body waiting for the server's delayed ACK of the head (~40 ms a POST on loopback).
@@ -167,6 +193,11 @@ class ServerLog(Log):
             MatchlogError: the service's error, as the exception of its code.
             RemoteError: the service cannot be reached or did not answer as a matchlog service.
         """
+        if self.read_only and method != "GET" and not (path in _READS_POSTED or path.endswith("/proof")):
+            raise StoreError(
+                f"the log at {self.location} is open read-only: matchlog.open(..., write=True) writes through it",
+                code="store.read_only",
+            )
         try:
             response = self._http.request(method, path, **options)
         except httpx.HTTPError as error:
@@ -195,7 +226,7 @@ class ServerLog(Log):
 
     @property
     def writable(self) -> bool:
-        return self.token is not None
+        return self.token is not None and not self.read_only
 
     def close(self) -> None:
         if self._sender is not None:
@@ -257,7 +288,8 @@ class ServerLog(Log):
             params["stop"] = stop
         if as_seat is not None:
             params["as_seat"] = as_seat
-        return self._request("GET", f"/api/matches/{self._id(match)}/events", params=params, decode=list[Line])
+        sent = self._request("GET", f"/api/matches/{self._id(match)}/events", params=params, decode=list[_SentLine])
+        return [_line(line) for line in sent]
 
     def state(self, match: UUID | str, seq: int | None = None, *, as_seat: int | None = None) -> Position:
         params: dict[str, Any] = {}
@@ -431,9 +463,16 @@ class ServerLog(Log):
     def events_frame(
         self, *, game: str | None = None, matches: Sequence[UUID | str] | None = None, flatten: bool = False
     ) -> Any:
+        ids = [self._id(m) for m in matches or ()]
+        if len(ids) > _MATCHES_A_REQUEST:  # a request carries its matches in its URL: ask in parts
+            import pyarrow as pa
+
+            parts = [ids[at : at + _MATCHES_A_REQUEST] for at in range(0, len(ids), _MATCHES_A_REQUEST)]
+            frames = [self.events_frame(game=game, matches=part, flatten=flatten) for part in parts]
+            return pa.concat_tables(frames, promote_options="default")
         params: list[tuple[str, Any]] = [("flatten", "true" if flatten else "false")]
         params += [("game", game)] if game is not None else []
-        params += [("match", self._id(m)) for m in matches or ()]
+        params += [("match", match) for match in ids]
         return self._frame("events", params)
 
     def results_frame(

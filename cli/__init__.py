@@ -22,6 +22,11 @@ def main() -> None:
     """The console entry point. A Ctrl-C while the commands load (numpy, pyarrow and DuckDB take a
     moment) is held until they have loaded, since a library may swallow a KeyboardInterrupt raised
     inside its imports; then it ends the command in one line and status 130."""
+    if sys.argv[1:] == ["--version"]:  # nothing else to load for it
+        from matchlog import __version__
+
+        print(f"matchlog {__version__}")
+        return
     pressed: list[int] = []
     try:
         previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))

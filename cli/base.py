@@ -12,29 +12,41 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
+import msgspec
 import typer
 import typer.core
 from typer.exceptions import TyperException
 
+from matchlog.engines.fish import MAX_TILES
 from matchlog.events import MatchlogError, UsageError
-from matchlog.store import is_interrupt
 
 if TYPE_CHECKING:
     from matchlog import Log
 
 from .output import (
     error_line,
+    errors,
     fit_to_output,
 )
 
 __all__ = [
     "DEFAULT_DB",
     "FISH_TIMEOUT",
+    "MAX_GAMES",
+    "MAX_JOBS",
+    "MAX_MEMORY",
+    "MAX_SEAT",
+    "MAX_SEQ",
+    "MAX_TIMEOUT",
+    "SEEDS",
+    "TIMEOUT_HELP",
     "Archive",
     "AsSeat",
     "Cols",
     "Db",
     "FishCount",
+    "GameOptions",
+    "GameTimeout",
     "Games",
     "Holes",
     "Json",
@@ -49,6 +61,7 @@ __all__ = [
     "app",
     "client_app",
     "fish_options",
+    "game_options",
     "open_log",
     "play_app",
     "players_option",
@@ -57,6 +70,7 @@ __all__ = [
     "seat_of",
     "serve_app",
     "since_option",
+    "warn_broken_games",
 ]
 
 
@@ -84,6 +98,32 @@ class _Commands(typer.core.TyperGroup):
         if isinstance(returned, int) and not isinstance(returned, bool):  # typer.Exit(code), not standalone
             sys.exit(returned)
         return returned
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The commands in sections, in the order a person looks for them (`HELP_SECTIONS`)."""
+        commands = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
+        shown = {name: command for name, command in commands if command is not None and not command.hidden}
+        if not shown:
+            return
+        limit = formatter.width - 6 - max(map(len, shown))
+        placed = {name for names in HELP_SECTIONS.values() for name in names}
+        sections = [*HELP_SECTIONS.items(), ("Other", tuple(name for name in shown if name not in placed))]
+        for section, names in sections:
+            rows = [(name, shown[name].get_short_help_str(limit)) for name in names if name in shown]
+            if rows:
+                with formatter.section(section):
+                    formatter.write_dl(rows)
+
+
+#: The sections of `matchlog --help`, in order, and what each holds (cli/app.py puts each command in one).
+HELP_SECTIONS = {
+    "Play": ("play", "resume", "tournament", "duel", "fork", "undo", "abandon", "demo"),
+    "Read": ("list", "show", "replay", "stats", "ratings", "duel-report", "sql", "schema", "games"),
+    "Check": ("verify", "audit", "prove", "check", "key", "checkpoint", "receipt"),
+    "Analyse": ("analyse", "annotate", "annotations"),
+    "Share": ("export", "import", "dataset", "archive"),
+    "Serve": ("serve", "client"),
+}
 
 
 def _lower_first(text: str) -> str:
@@ -118,7 +158,21 @@ def _root(
     """Record, replay and audit matches of turn-based games, in an append-only, hash-chained log."""
 
 
-play_app = typer.Typer(help="Referee matches between players and record them.", no_args_is_help=True)
+class _PlayGames(typer.core.TyperGroup):
+    """`matchlog play GAME`: our games have commands of their own (with their options as flags);
+    any other game (a plugin's, `openspiel:kuhn_poker`) is played by the command listed as GAME."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            return args[0], self.commands["GAME"], args  # the game's name is GAME's first argument
+        return super().resolve_command(ctx, args)
+
+
+play_app = typer.Typer(
+    cls=_PlayGames,
+    help="Referee matches between players and record them (matchlog games lists the games).",
+    no_args_is_help=True,
+)
 app.add_typer(play_app, name="play")
 serve_app = typer.Typer(invoke_without_command=True)  # its help is `matchlog serve`'s docstring
 app.add_typer(serve_app, name="serve")
@@ -154,8 +208,46 @@ FISH_TIMEOUT = 30.0
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def game_options(game: str, given: list[str] | None) -> tuple[str, dict[str, Any]]:
+    """A game as the user names it (`openspiel:leduc_poker(players=3)`) and its `--option KEY=VALUE`
+    pairs: the game's name and its options (the name's parameters, then the pairs, each value read
+    as JSON where it is JSON, else as text).
+
+    Raises:
+        UsageError: a pair that is not KEY=VALUE (`usage.options`), a name that is not a game's.
+    """
+    from matchlog.engines import split_name
+
+    name, options = split_name(game)
+    for pair in given or ():
+        key, equals, value = pair.partition("=")
+        if not equals or not key.strip():
+            raise UsageError(f"--option takes KEY=VALUE, not {pair!r}", code="usage.options")
+        try:
+            options[key.strip()] = msgspec.json.decode(value)
+        except msgspec.DecodeError:
+            options[key.strip()] = value
+    return name, options
+
+
+_warned: list[bool] = []
+
+
+def warn_broken_games() -> None:
+    """Name, once on stderr, each game plugin that did not load, if this command loaded the games."""
+    from matchlog.events import plugins
+
+    loaded = plugins.if_loaded()
+    if loaded is None or _warned or not loaded.failed:
+        return
+    _warned.append(True)
+    for name, reason in loaded.failed.items():
+        errors.out(f"warning: the game {name} did not load ({reason}); the other games work")
+
+
 def reports_errors(command: F) -> F:
-    """Turn our errors into one line and exit status 2; anything else is a bug, said as such."""
+    """Turn our errors into one line and exit status 2; anything else is a bug, said as such. Names
+    each game plugin that did not load, if the command needed the games."""
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -175,6 +267,8 @@ def reports_errors(command: F) -> F:
         except (typer.Exit, typer.Abort):
             raise
         except Exception as error:
+            from matchlog.store import is_interrupt
+
             if is_interrupt(error):  # Ctrl-C while DuckDB ran a statement: it was rolled back
                 error_line("interrupted; everything acknowledged before is in the log", "interrupted")
                 raise typer.Exit(130) from None
@@ -182,6 +276,9 @@ def reports_errors(command: F) -> F:
                 raise
             error_line(f"{type(error).__name__}: {error} (set MATCHLOG_DEBUG=1 for the traceback)", "internal")
             raise typer.Exit(3) from None
+        finally:
+            if command.__name__ != "games":  # which lists them itself
+                warn_broken_games()
 
     return run  # type: ignore[return-value]
 
@@ -237,15 +334,34 @@ def players_option(builtins: str) -> Any:
     )
 
 
-Games = Annotated[int, typer.Option(min=1, help="Games in the series (same players, same seats).")]
-Seed = Annotated[int | None, typer.Option(help="Seed for chance and the built-in players' choices.")]
-Timeout = Annotated[float, typer.Option(min=0.001, help="Seconds a user player may take per call.")]
+#: Bounds of the numbers options take, so that no number asks for more than a run can give: games
+#: and pairs a command plays (ten million: days of play), seqs (the log's BIGINT), seats (the most a
+#: table may have), seeds (64 bits), MiB of memory (a tebibyte), worker processes, seconds.
+MAX_GAMES = 10_000_000
+MAX_SEQ = 2**63 - 1
+MAX_SEAT = 4_095  # engines.contract.MAX_SEATS - 1 (a test holds them together)
+SEEDS = {"min": -(2**63), "max": 2**64 - 1}
+MAX_MEMORY = 1 << 20
+MAX_JOBS = 1_024
+
+Games = Annotated[int, typer.Option(min=1, max=MAX_GAMES, help="Games in the series (same players, same seats).")]
+Seed = Annotated[int | None, typer.Option(**SEEDS, help="Seed for chance and the built-in players' choices.")]
+#: The longest a player may be given per call, in seconds (an hour: a longer wait is a hang).
+MAX_TIMEOUT = 3600.0
+TIMEOUT_HELP = "Seconds a user player may take per call."
+Timeout = Annotated[float, typer.Option(min=0.001, max=MAX_TIMEOUT, help=TIMEOUT_HELP)]
+GameTimeout = Annotated[
+    float | None,
+    typer.Option(
+        min=0.001, max=MAX_TIMEOUT, help="Seconds a user player may take per call (default: 30 for Fish, else 10)."
+    ),
+]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the series summary.")]
 
 Match = Annotated[str, typer.Argument(help="A match id, or a unique start of one.")]
 AsSeat = Annotated[
     int | None,
-    typer.Option("--as-seat", help="Show only what this seat could see (-1: a spectator).", min=-1),
+    typer.Option("--as-seat", help="Show only what this seat could see (-1: a spectator).", min=-1, max=MAX_SEAT),
 ]
 
 
@@ -260,14 +376,21 @@ def seat_of(as_seat: int | None, players: tuple[str, ...]) -> int | None:
 #: The course's limit on a Fish player's call.
 FISH_TIMEOUT = 30.0
 
-Rows = Annotated[int, typer.Option(min=1, help="Rows of tiles.")]
-Cols = Annotated[int, typer.Option("--cols", "--columns", min=1, help="Columns of tiles.")]
+Rows = Annotated[int, typer.Option(min=1, max=MAX_TILES, help="Rows of tiles.")]
+Cols = Annotated[int, typer.Option("--cols", "--columns", min=1, max=MAX_TILES, help="Columns of tiles.")]
 FishCount = Annotated[int, typer.Option(min=1, max=5, help="Fish on every tile of a uniform board.")]
 RandomBoard = Annotated[
     bool, typer.Option("--random-board", help="1 to 5 fish at random on each tile, with --holes holes.")
 ]
-Holes = Annotated[int, typer.Option(min=0, help="Holes in a random board.")]
-OneFish = Annotated[int, typer.Option(min=0, help="At least this many one-fish tiles on a random board.")]
+Holes = Annotated[int, typer.Option(min=0, max=MAX_TILES, help="Holes in a random board.")]
+OneFish = Annotated[
+    int, typer.Option(min=0, max=MAX_TILES, help="At least this many one-fish tiles on a random board.")
+]
+
+
+GameOptions = Annotated[
+    list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
+]
 
 
 def fish_options(rows: int, cols: int, fish: int, random_board: bool, holes: int, one_fish: int) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from matchlog.events import MatchlogError, UsageError
 
 from .base import (
     DEFAULT_DB,
+    MAX_SEQ,
     Archive,
     AsSeat,
     Db,
@@ -103,7 +104,8 @@ def audit_command(
     match: Annotated[str | None, typer.Argument(help="One match (an id or a unique prefix).")] = None,
     all_matches: Annotated[bool, typer.Option("--all", help="Every match in the log.")] = False,
     seq: Annotated[
-        int | None, typer.Option(min=0, help="The dispute report for this event of MATCH: the evidence about it.")
+        int | None,
+        typer.Option(min=0, max=MAX_SEQ, help="The dispute report for this event of MATCH: the evidence about it."),
     ] = None,
     as_seat: AsSeat = None,
     ray: Annotated[

@@ -10,7 +10,7 @@ import typer
 
 from matchlog.events import UsageError
 
-from .base import DEFAULT_DB, Db, Json, Server, app, open_log, reports_errors, since_option
+from .base import DEFAULT_DB, MAX_SEAT, Db, Json, Server, app, open_log, reports_errors, since_option
 from .output import console, emit_json
 
 
@@ -27,7 +27,7 @@ def dataset(
         str | None, typer.Option(help="Only matches started at or after this date (YYYY-MM-DD[THH:MM], UTC).")
     ] = None,
     as_seat: Annotated[
-        int | None, typer.Option("--as-seat", min=0, help="Only this seat's decisions, as it saw them.")
+        int | None, typer.Option("--as-seat", min=0, max=MAX_SEAT, help="Only this seat's decisions, as it saw them.")
     ] = None,
     per_seat: Annotated[
         bool, typer.Option("--per-seat", help="Every seat's decisions, each as its seat saw them (the default).")

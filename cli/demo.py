@@ -14,6 +14,8 @@ from matchlog.referee.sandbox import confinement
 
 from .base import (
     DEFAULT_DB,
+    MAX_GAMES,
+    SEEDS,
     Db,
     app,
     open_log,
@@ -36,9 +38,10 @@ from .query import stats
 @app.command("demo")
 @reports_errors
 def demo(
-    games: Annotated[int, typer.Option(min=1, help="Matches of each game to play.")] = 5,
+    games: Annotated[int, typer.Option(min=1, max=MAX_GAMES, help="Matches of each game to play.")] = 5,
     seed: Annotated[
-        int | None, typer.Option(help="Seed for chance and the players (default: a new one each time, printed).")
+        int | None,
+        typer.Option(**SEEDS, help="Seed for chance and the players (default: a new one each time, printed)."),
     ] = None,
     db: Db = DEFAULT_DB,
 ) -> None:
@@ -99,3 +102,12 @@ def demo(
     show(str(board.match_id), db=db)
     console.rule(heading("audit", " of every match: the chain, every answer, ruling and die re-judged"))
     audit_command(None, all_matches=True, db=db)
+    console.rule(heading("next", ": what to try"))
+    where = "" if db == DEFAULT_DB else f" --db {db}"
+    for command, what in (
+        (f"matchlog serve{where}", "the viewer: open http://127.0.0.1:8080/ in a browser (Ctrl-C stops it)"),
+        (f"matchlog list{where}", "the matches just recorded; then matchlog replay ID or matchlog show ID"),
+        ("matchlog play porrinha -p random -p reasoner -p alice=examples/my_ai.py:Player", "your own player"),
+        ("matchlog --help", "every command, by what it is for; the README's 'Using it' has more"),
+    ):
+        console.out(f"{command}  # {what}", highlight=False)

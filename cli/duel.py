@@ -12,10 +12,28 @@ from matchlog.engines import get as get_engine
 from matchlog.events import Sprt, UsageError
 from matchlog.referee import DEFAULT_TIMEOUT, Limits
 
-from .base import DEFAULT_DB, FISH_TIMEOUT, Db, Json, Quiet, Seed, Server, app, open_log, players_option, reports_errors
+from .base import (
+    DEFAULT_DB,
+    FISH_TIMEOUT,
+    MAX_GAMES,
+    MAX_JOBS,
+    MAX_SEAT,
+    Db,
+    GameOptions,
+    GameTimeout,
+    Json,
+    Quiet,
+    Seed,
+    Server,
+    app,
+    game_options,
+    open_log,
+    players_option,
+    reports_errors,
+)
 from .output import console, emit_json, error_line, errors, finding_dict
 from .play import InProcess, Memory
-from .tournament import _options, _ray_pool
+from .tournament import _ray_pool
 
 
 @app.command("duel")
@@ -27,6 +45,7 @@ def duel(
         int | None,
         typer.Option(
             min=1,
+            max=MAX_GAMES,
             help="Pairs to play (default 100); with --sprt, the most it may play (default 10,000); "
             "with --resume, the duel's own unless given.",
         ),
@@ -43,25 +62,23 @@ def duel(
         bool, typer.Option("--no-duplicate", help="Fresh chance for every game, not one seed per pair (to compare).")
     ] = False,
     seats: Annotated[
-        int | None, typer.Option(min=2, help="Seats per table (default 2): the second player fills all but one.")
+        int | None,
+        typer.Option(min=2, max=MAX_SEAT + 1, help="Seats per table (default 2): the second player fills all but one."),
     ] = None,
     position: Annotated[str | None, typer.Option(help="Every pair starts from this position.")] = None,
     positions: Annotated[
         Path | None, typer.Option(help="A file of positions, one a line: pair N starts from line N (in turn).")
     ] = None,
-    jobs: Annotated[int | None, typer.Option(min=1, help="Worker processes (default 1; at most the cores).")] = None,
+    jobs: Annotated[
+        int | None, typer.Option(min=1, max=MAX_JOBS, help="Worker processes (default 1; at most the cores).")
+    ] = None,
     force_jobs: Annotated[bool, typer.Option("--force-jobs", help="Allow --jobs beyond the cores.")] = False,
     ray: Annotated[
         str | None, typer.Option("--ray", metavar="ADDRESS", help="Play on the Ray cluster at ADDRESS instead.")
     ] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
-    ] = None,
+    option: GameOptions = None,
     seed: Seed = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(min=0.001, help="Seconds a user player may take per call (default: 30 for Fish, else 10)."),
-    ] = None,
+    timeout: GameTimeout = None,
     resume: Annotated[
         str | None, typer.Option(metavar="DUEL", help="Play on the duel of this id (stopped before it decided).")
     ] = None,
@@ -80,6 +97,7 @@ def duel(
 
     Example: matchlog duel backgammon -p heuristic -p random --sprt elo0=0,elo1=100 --seed 1
     """
+    game, settings = game_options(game, option)
     get_engine(game)
     if len(player) != 2:
         raise UsageError(f"a duel is between two players (-p twice), not {len(player)}", code="usage.players")
@@ -114,7 +132,7 @@ def duel(
             sprt=test,
             seats=seats,
             duplicate=not no_duplicate,
-            options=_options(option or []),
+            options=settings,
             positions=starts,
             seed=seed,
             jobs=jobs,

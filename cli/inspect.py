@@ -7,8 +7,11 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
+from matchlog.events import UsageError
+
 from .base import (
     DEFAULT_DB,
+    MAX_SEQ,
     Archive,
     AsSeat,
     Db,
@@ -41,7 +44,9 @@ def list_matches(
     since: Annotated[
         str | None, typer.Option(help="Only matches started at or after this date (YYYY-MM-DD[THH:MM], UTC).")
     ] = None,
-    limit: Annotated[int, typer.Option(min=1, help="At most this many, newest first (a huge number: all).")] = 50,
+    limit: Annotated[
+        int, typer.Option(min=1, max=MAX_SEQ, clamp=True, help="At most this many, newest first (a huge number: all).")
+    ] = 50,
     offset: Annotated[int, typer.Option(min=0, max=1_000_000_000, help="Skip this many first (paging).")] = 0,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -64,7 +69,9 @@ def list_matches(
 @reports_errors
 def show(
     match: Match,
-    at: Annotated[int | None, typer.Option("--at", help="The state after this seq (default: the last).")] = None,
+    at: Annotated[
+        int | None, typer.Option("--at", min=0, max=MAX_SEQ, help="The state after this seq (default: the last).")
+    ] = None,
     as_seat: AsSeat = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -97,8 +104,8 @@ def show(
 @reports_errors
 def replay(
     match: Match,
-    start: Annotated[int, typer.Option("--from", help="First seq to print.", min=0)] = 0,
-    stop: Annotated[int | None, typer.Option("--to", help="Last seq to print.", min=0)] = None,
+    start: Annotated[int, typer.Option("--from", help="First seq to print.", min=0, max=MAX_SEQ)] = 0,
+    stop: Annotated[int | None, typer.Option("--to", help="Last seq to print.", min=0, max=MAX_SEQ)] = None,
     as_seat: AsSeat = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -107,6 +114,8 @@ def replay(
 ) -> None:
     """Replay a match step by step: one event a line, with what it changed (a backgammon turn's
     checkers on one line, its seqs joined: 14-15)."""
+    if stop is not None and stop < start:
+        raise UsageError(f"--to {stop} comes before --from {start}: give the first seq first", code="usage.range")
     with open_log(db, server, archive=archive) as log:
         info = log.info(match)
         lines = log.lines(info.match_id, start=start, stop=stop, as_seat=as_seat)

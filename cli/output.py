@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import msgspec
@@ -15,7 +15,9 @@ from rich.text import Text
 
 from matchlog.engines import ordinal
 from matchlog.events import MatchlogError, us_to_datetime
-from matchlog.store import Finding, MatchInfo
+
+if TYPE_CHECKING:
+    from matchlog.store import Finding, MatchInfo
 
 __all__ = [
     "console",
@@ -305,13 +307,49 @@ def print_statistics(result: Any) -> None:
             figures.add_row(f.game, f.subject, f.figure, value, f"{f.count:,}")
         console.out("")
         console.print(figures)
+    if getattr(result, "analysis", ()):
+        _print_analysis_figures(result.analysis, result.by)
+
+
+def _print_analysis_figures(rows: Any, by: str) -> None:
+    """Each player's analysed decisions: error rate (gnubg's mEMG for backgammon), marks, luck."""
+    table = _table(
+        f"analysis by {by} (matchlog analyse; games without hidden information)",
+        ["game", by, "analyser", "matches", "decisions", "error rate", "marks", "luck a match"],
+        left=3,
+    )
+    for row in rows:
+        equity = row.unit == "equity"
+        rate = "-" if row.error_rate is None else f"{row.error_rate * (1000 if equity else 1):.2f}"
+        marks = ", ".join(f"{count} {mark}" for mark, count in sorted(row.marks.items())) or "none"
+        table.add_row(
+            row.game,
+            row.subject,
+            row.analyser,
+            f"{row.matches:,}",
+            f"{row.unforced:,}/{row.decisions:,}",
+            f"{rate} {'mEMG' if equity else row.unit}",
+            marks,
+            _number(row.luck, 3),
+        )
+    console.out("")
+    console.print(table)
 
 
 def _print_rates(title: str, rates: Any, by: str) -> None:
     columns = ["game", by] + (["strategy"] if by == "player" else [])
+    scored = any(r.mean_score is not None for r in rates)  # no column of zeros for games without scores
     table = _table(
         title,
-        [*columns, "matches", "wins", "win rate (95% CI)", "mean place", "mean score", "removed"],
+        [
+            *columns,
+            "matches",
+            "wins",
+            "win rate (95% CI)",
+            "mean place",
+            *(["mean score"] if scored else []),
+            "removed",
+        ],
         left=len(columns),
     )
     for r in rates:
@@ -323,7 +361,7 @@ def _print_rates(title: str, rates: Any, by: str) -> None:
             f"{r.wins:,}",
             f"{r.win_rate:.1%} ({r.win_low:.1%}-{r.win_high:.1%})",
             f"{r.mean_place:.2f}",
-            f"{r.mean_score:.2f}",
+            *([("" if r.mean_score is None else f"{r.mean_score:.2f}")] if scored else []),
             f"{r.removed:,}",
         )
     console.out("")
@@ -369,7 +407,8 @@ def print_statistics_csv(result: Any) -> None:
                 "mean_score",
                 "removed",
             ):
-                writer.writerow([section, r.game, subject, measure, getattr(r, measure)])
+                if getattr(r, measure) is not None:  # a game without scores has no mean score
+                    writer.writerow([section, r.game, subject, measure, getattr(r, measure)])
     for d in result.dice:
         for face, count in enumerate(d.counts, start=1):
             writer.writerow(["dice", d.game, d.subject, f"face_{face}", count])

@@ -4,23 +4,35 @@ ended."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from matchlog.engines import ordinal
-from matchlog.referee import DEFAULT_TIMEOUT, Limits, MatchResult, play_series, resume_match
+
+if TYPE_CHECKING:
+    from matchlog.referee import MatchResult
+from matchlog.engines.porrinha import MAX_CHOPSTICKS
+from matchlog.referee.calls import DEFAULT_TIMEOUT
+from matchlog.referee.sandbox import Limits
 
 from .base import (
     DEFAULT_DB,
     FISH_TIMEOUT,
+    MAX_MEMORY,
+    MAX_TIMEOUT,
+    TIMEOUT_HELP,
     Cols,
     Db,
     FishCount,
     Games,
+    GameTimeout,
     Holes,
     Json,
     Match,
@@ -33,6 +45,7 @@ from .base import (
     Timeout,
     app,
     fish_options,
+    game_options,
     open_log,
     play_app,
     players_option,
@@ -45,6 +58,7 @@ from .output import (
     errors,
     short,
 )
+from .rulings import match_rulings, print_match_rulings, print_series_rulings, series_rulings
 
 # -- play --------------------------------------------------------------------------------------
 
@@ -56,7 +70,9 @@ InProcess = Annotated[
         "confined process of its own (docs/protocol.md), as cmd: programs always do.",
     ),
 ]
-Memory = Annotated[int, typer.Option(min=16, help="MiB of memory each process of a child player may hold.")]
+Memory = Annotated[
+    int, typer.Option(min=16, max=MAX_MEMORY, help="MiB of memory each process of a child player may hold.")
+]
 Unconfined = Annotated[
     bool,
     typer.Option(
@@ -89,13 +105,55 @@ class Policy(StrEnum):
     strict = "strict"
 
 
+def series_command(
+    game: str, *, builtins: str, position: str, timeout: float = DEFAULT_TIMEOUT
+) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., None]]:
+    """`matchlog play GAME`, made from a function of the game's own options that returns them as the
+    match records them: the players, the position (in the game's `position` notation) and every
+    option a series of any game takes (games, seed, timeout, confinement, the log) are added here."""
+
+    def decorate(options_of: Callable[..., dict[str, Any]]) -> Callable[..., None]:
+        own = list(inspect.signature(options_of, eval_str=True).parameters.values())
+        common = {
+            "games": (Games, 1),
+            "seed": (Seed, None),
+            "timeout": (Annotated[float, typer.Option(min=0.001, max=MAX_TIMEOUT, help=TIMEOUT_HELP)], timeout),
+            "position": (Annotated[str | None, position_option(position)], None),
+            "in_process": (InProcess, False),
+            "unconfined": (Unconfined, False),
+            "memory": (Memory, 1024),
+            "quiet": (Quiet, False),
+            "db": (Db, DEFAULT_DB),
+            "server": (Server, None),
+            "json": (Json, False),
+        }
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        players = inspect.Parameter("player", keyword, annotation=Annotated[list[str], players_option(builtins)])
+        shared = [
+            inspect.Parameter(name, keyword, annotation=kind, default=value) for name, (kind, value) in common.items()
+        ]
+        mine = [parameter.replace(kind=keyword) for parameter in own]
+
+        @functools.wraps(options_of)
+        def command(*, player: list[str], **given: Any) -> None:
+            options = options_of(**{parameter.name: given.pop(parameter.name) for parameter in own})
+            play_and_report(game, player, options=options, **given)
+
+        command.__signature__ = inspect.Signature([players, *mine, *shared])  # type: ignore[attr-defined]
+        return command
+
+    return decorate
+
+
 @play_app.command("porrinha")
 @reports_errors
+@series_command(
+    "porrinha",
+    builtins="random, reasoner",
+    position="chopsticks per seat and the first guesser, e.g. '3,2,0,1 first=1'",
+)
 def play_porrinha(
-    player: Annotated[list[str], players_option("random, reasoner")],
-    chopsticks: Annotated[int, typer.Option(min=1, help="Chopsticks each player starts with.")] = 3,
-    games: Games = 1,
-    seed: Seed = None,
+    chopsticks: Annotated[int, typer.Option(min=1, max=MAX_CHOPSTICKS, help="Chopsticks each player starts with.")] = 3,
     policy: Annotated[
         Policy,
         typer.Option(
@@ -103,39 +161,12 @@ def play_porrinha(
             "strict: an invalid answer removes the player."
         ),
     ] = Policy.lenient,
-    timeout: Timeout = DEFAULT_TIMEOUT,
-    position: Annotated[
-        str | None, position_option("chopsticks per seat and the first guesser, e.g. '3,2,0,1 first=1'")
-    ] = None,
-    in_process: InProcess = False,
-    unconfined: Unconfined = False,
-    memory: Memory = 1024,
-    quiet: Quiet = False,
-    db: Db = DEFAULT_DB,
-    server: Server = None,
-    json: Json = False,
-) -> None:
+) -> dict[str, Any]:
     """Play Porrinha (a chopsticks guessing game) and record every match.
 
-    Example: matchlog play porrinha -p random -p reasoner -p alice=my_ai.py:Player --games 10
+    Example: matchlog play porrinha -p random -p reasoner -p alice=examples/my_ai.py:Player --games 10
     """
-    options = {"chopsticks": chopsticks, "policy": policy.value}
-    play_and_report(
-        "porrinha",
-        player,
-        options=options,
-        games=games,
-        seed=seed,
-        timeout=timeout,
-        quiet=quiet,
-        db=db,
-        server=server,
-        json=json,
-        position=position,
-        in_process=in_process,
-        unconfined=unconfined,
-        memory=memory,
-    )
+    return {"chopsticks": chopsticks, "policy": policy.value}
 
 
 class Rules(StrEnum):
@@ -145,79 +176,41 @@ class Rules(StrEnum):
 
 @play_app.command("davinci")
 @reports_errors
+@series_command(
+    "davinci",
+    builtins="seed-ai, random, human",
+    position="rows split by /, then | and the pile from the top, optionally turn=SEAT; b3 / w3 a hidden tile, "
+    "B3 / W3 one turned up, b- a joker, e.g. 'b1 W4 w7 / w0 b5 B9 | b2 w10 turn=1' (the log keeps it; "
+    "seats see only their own tiles)",
+)
 def play_davinci(
-    player: Annotated[list[str], players_option("seed-ai, random, human")],
     jokers: Annotated[bool, typer.Option("--jokers", help="Play with the two jokers (26 tiles).")] = False,
-    games: Games = 1,
-    seed: Seed = None,
-    timeout: Timeout = DEFAULT_TIMEOUT,
-    position: Annotated[
-        str | None,
-        position_option(
-            "rows split by /, then | and the pile from the top, optionally turn=SEAT; b3 / w3 a hidden tile, "
-            "B3 / W3 one turned up, b- a joker, e.g. 'b1 W4 w7 / w0 b5 B9 | b2 w10 turn=1' (the log keeps it; "
-            "seats see only their own tiles)"
-        ),
-    ] = None,
-    in_process: InProcess = False,
-    unconfined: Unconfined = False,
-    memory: Memory = 1024,
-    quiet: Quiet = False,
-    db: Db = DEFAULT_DB,
-    server: Server = None,
-    json: Json = False,
-) -> None:
+) -> dict[str, Any]:
     """Play Da Vinci Code (2 to 4 players; hidden tiles) and record every match.
 
     With --player human you play at the terminal: type "quit" (or press Ctrl-C) to leave the match.
     Example: matchlog play davinci -p human -p seed-ai --jokers
     """
-    play_and_report(
-        "davinci",
-        player,
-        options={"jokers": jokers},
-        games=games,
-        seed=seed,
-        timeout=timeout,
-        quiet=quiet,
-        db=db,
-        server=server,
-        json=json,
-        position=position,
-        in_process=in_process,
-        unconfined=unconfined,
-        memory=memory,
-    )
+    return {"jokers": jokers}
 
 
 @play_app.command("fish")
 @reports_errors
+@series_command(
+    "fish",
+    builtins="maximin, maximin:DEPTH, random",
+    position="the course's State JSON: players in turn order from the one to act, each its color, score and "
+    "penguins' places, and the board (placing while penguins are left to place, else moving)",
+    timeout=FISH_TIMEOUT,
+)
 def play_fish(
-    player: Annotated[list[str], players_option("maximin, maximin:DEPTH, random")],
     rows: Rows = 5,
     cols: Cols = 5,
     fish: FishCount = 3,
     random_board: RandomBoard = False,
     holes: Holes = 0,
     one_fish: OneFish = 0,
-    games: Games = 1,
-    seed: Seed = None,
-    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a user player may take per call.")] = FISH_TIMEOUT,
-    position: Annotated[
-        str | None,
-        position_option(
-            "the course's State JSON: players in turn order from the one to act, each its color, score and "
-            "penguins' places, and the board (placing while penguins are left to place, else moving)"
-        ),
-    ] = None,
-    in_process: InProcess = False,
-    unconfined: Unconfined = False,
-    memory: Memory = 1024,
-    quiet: Quiet = False,
-    db: Db = DEFAULT_DB,
-    server: Server = None,
-    json: Json = False,
-) -> None:
+) -> dict[str, Any]:
     """Play Fish (penguins on hexagonal tiles; 2 to 4 players) and record every game.
 
     A user player implements the course's protocol: initialize(board, n_players, color) -> age,
@@ -225,31 +218,18 @@ def play_fish(
     finalize and terminate. A player that answers illegally, raises or overruns --timeout is kicked.
     Example: matchlog play fish -p maximin:2 -p random --random-board --holes 3
     """
-    options = fish_options(rows, cols, fish, random_board, holes, one_fish)
-    play_and_report(
-        "fish",
-        player,
-        options=options,
-        games=games,
-        seed=seed,
-        timeout=timeout,
-        quiet=quiet,
-        db=db,
-        server=server,
-        json=json,
-        position=position,
-        in_process=in_process,
-        unconfined=unconfined,
-        memory=memory,
-    )
+    return fish_options(rows, cols, fish, random_board, holes, one_fish)
 
 
 @play_app.command("backgammon")
 @reports_errors
+@series_command(
+    "backgammon",
+    builtins="random, heuristic",
+    position="a GNU Backgammon position ID, optionally the dice rolled and the side on roll (0 first), "
+    "e.g. '4HPwATDgc/ABMA 52 turn=1'",
+)
 def play_backgammon(
-    player: Annotated[list[str], players_option("random, heuristic")],
-    games: Games = 1,
-    seed: Seed = None,
     rules: Annotated[
         Rules,
         typer.Option(
@@ -265,14 +245,34 @@ def play_backgammon(
             "and rolls again under pygammon's, as pygammon does).",
         ),
     ] = None,
-    timeout: Timeout = DEFAULT_TIMEOUT,
-    position: Annotated[
-        str | None,
-        position_option(
-            "a GNU Backgammon position ID, optionally the dice rolled and the side on roll (0 first), "
-            "e.g. '4HPwATDgc/ABMA 52 turn=1'"
+) -> dict[str, Any]:
+    """Play backgammon (pygammon's board and protocol) and record every game.
+
+    A user player is a class with move(board) -> (die_index, source) or "undo"; optional begin_game(board),
+    observe(output_type, data, side) and end_game(board). Example:
+    matchlog play backgammon -p heuristic -p random --games 100
+    """
+    return {"rules": rules.value, "move_by_turn_rolls": move_by_turn_rolls}
+
+
+@play_app.command("GAME")
+@reports_errors
+def play_game(
+    game: Annotated[
+        str,
+        typer.Argument(
+            metavar="GAME",
+            help="Any game matchlog games lists (a plugin's, or a family's such as openspiel:leduc_poker(players=3)).",
         ),
+    ],
+    player: Annotated[list[str], players_option("random, and the game's own (matchlog games)")],
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. dice=5).")
     ] = None,
+    games: Games = 1,
+    seed: Seed = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    position: Annotated[str | None, position_option("in the game's own notation, where it has one")] = None,
     in_process: InProcess = False,
     unconfined: Unconfined = False,
     memory: Memory = 1024,
@@ -281,15 +281,15 @@ def play_backgammon(
     server: Server = None,
     json: Json = False,
 ) -> None:
-    """Play backgammon (pygammon's board and protocol) and record every game.
+    """Play any other game (from a package of its own, or OpenSpiel's) and record every match.
 
-    A user player is a class with move(board) -> (die_index, source) or "undo"; optional begin_game(board),
-    observe(output_type, data, side) and end_game(board). Example:
-    matchlog play backgammon -p heuristic -p random --games 100
+    A user player is a class with act(decision) -> answer, where decision has the seat, the
+    decision awaited, its view of the state and the legal answers (docs/protocol.md).
+    Example: matchlog play openspiel:kuhn_poker -p random -p random --games 20
     """
-    options = {"rules": rules.value, "move_by_turn_rolls": move_by_turn_rolls}
+    name, options = game_options(game, option)
     play_and_report(
-        "backgammon",
+        name,
         player,
         options=options,
         games=games,
@@ -324,15 +324,20 @@ def play_and_report(
     memory: int = 1024,
 ) -> None:
     played: list[MatchResult] = []
+    rulings: dict[Any, list[dict[str, Any]]] = {}
     say_unconfined(unconfined)
 
     def report(result: MatchResult) -> None:
         played.append(result)
+        rulings[result.match_id] = match_rulings(log.read(result.match_id), result.seats)
         if not (json or quiet):
             console.out(f"match {short(result.match_id)}  {placed(result)}")
+            print_match_rulings(rulings[result.match_id])
 
     with open_log(db, server, create=True) as log:
         try:
+            from matchlog.referee import play_series
+
             series = play_series(
                 game,
                 specs,
@@ -365,6 +370,7 @@ def play_and_report(
                             "places": list(m.outcome.places),
                             "winners": list(m.outcome.winners),
                             "result": m.outcome.result,
+                            "rulings": rulings.get(m.match_id, []),
                         }
                         for m in series.matches
                     ],
@@ -377,6 +383,8 @@ def play_and_report(
         if games > 1:
             console.print(_places_table(series.places, len(specs)))
         count = len(series.matches)
+        if games > 1 or quiet:
+            print_series_rulings(series_rulings(log, series.series_id), count)
         verdict = "their hash chains verify" if not findings else f"verify found {len(findings)} problem(s)!"
         console.out(f"{count} match{'es' if count != 1 else ''} recorded in {db}; {verdict}")
 
@@ -404,10 +412,7 @@ def resume_command(
         ),
     ],
     seed: Seed = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(min=0.001, help="Seconds a user player may take per call (default: 30 for Fish, else 10)."),
-    ] = None,
+    timeout: GameTimeout = None,
     in_process: InProcess = False,
     unconfined: Unconfined = False,
     memory: Memory = 1024,
@@ -451,6 +456,8 @@ def resume_and_report(
     """Resume a match, print its result (unless `json`), and return it for --json."""
     if timeout is None:
         timeout = FISH_TIMEOUT if store.info(match_id).game == "fish" else DEFAULT_TIMEOUT
+    from matchlog.referee import resume_match
+
     result = resume_match(store, match_id, specs, seed=seed, timeout=timeout, in_process=in_process, limits=limits)
     findings = store.verify([result.match_id]).findings
     if not json:

@@ -7,7 +7,9 @@ from typing import Any
 
 from matchlog.events import UsageError
 
-__all__ = ["plot_statistics"]
+from .output import short_spec
+
+__all__ = ["plot_statistics", "rate_labels"]
 
 SUFFIXES = (".png", ".svg")
 
@@ -52,8 +54,18 @@ def plot_statistics(result: Any, path: Path) -> None:
         plt.close(figure)
 
 
+def rate_labels(rates: Any) -> list[str]:
+    """Each rate's label: the game and the player, with its strategy where that says more than the
+    name (two strategies may share a name: `-p awk=cmd:...` in two series)."""
+    labels = []
+    for r in rates:
+        strategy = short_spec(r.player) if r.player else ""
+        labels.append(f"{r.game}: {r.subject}" + (f" ({strategy})" if strategy and strategy != r.subject else ""))
+    return labels
+
+
 def _rates(axis: Any, rates: Any) -> None:
-    labels = [f"{r.game}: {r.subject}" for r in rates]
+    labels = rate_labels(rates)
     centres = [r.win_rate for r in rates]
     below = [max(0.0, r.win_rate - r.win_low) for r in rates]
     above = [max(0.0, r.win_high - r.win_rate) for r in rates]

@@ -12,7 +12,7 @@ import typer
 
 from matchlog.events import UsageError
 
-from .base import DEFAULT_DB, AsSeat, Db, Json, Match, Server, app, open_log, read_file, reports_errors
+from .base import DEFAULT_DB, MAX_SEQ, AsSeat, Db, Json, Match, Server, app, open_log, read_file, reports_errors
 from .output import console, emit_json
 
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write it to this file (default: stdout).")]
@@ -74,6 +74,7 @@ def key(
         str | None,
         typer.Option(help="The key's name (and every checkpoint's origin) when it is made, e.g. example.org/games."),
     ] = None,
+    json: Json = False,
 ) -> None:
     """Print the log's public key, what checks every checkpoint, receipt and bundle it signs.
 
@@ -86,7 +87,12 @@ def key(
             if signer is None:
                 raise UsageError("--origin names a key made here, not through a server", code="usage.origin")
             signer(name=origin)
-        console.out(log.key())
+        public = log.key()
+    if json:
+        name, _, rest = public.partition("+")
+        emit_json({"key": public, "name": name, "key_id": rest.partition("+")[0]})
+    else:
+        console.out(public)
 
 
 @app.command("checkpoint")
@@ -124,7 +130,13 @@ def receipt(match: Match, db: Db = DEFAULT_DB, server: Server = None, output: Ou
 @reports_errors
 def prove(
     match: Match,
-    seq: Annotated[int | None, typer.Option(min=0, help="Prove this one event instead of the whole match.")] = None,
+    seq: Annotated[
+        int | None, typer.Option(min=0, max=MAX_SEQ, help="Prove this one event instead of the whole match.")
+    ] = None,
+    annotation: Annotated[
+        int | None,
+        typer.Option(min=0, max=MAX_SEQ, help="Prove this annotation of the match, with the event it speaks of."),
+    ] = None,
     against: Annotated[
         Path | None,
         typer.Option(help="A checkpoint or receipt you hold: the bundle also proves the log only grew since."),
@@ -144,8 +156,15 @@ def prove(
     Example: matchlog prove 01a1fcca-6e4c --seq 17 --against my.receipt -o seq17.proof
     """
     held = read_note_file(against) if against is not None else None
+    if annotation is not None and (seq is not None or held is not None):
+        raise UsageError(
+            "--annotation proves one annotation and its event: not with --seq or --against", code="usage.prove"
+        )
     with open_log(db, server) as log:
-        bundle = log.prove(match, seq=seq, against=held, as_seat=as_seat)
+        if annotation is not None:
+            bundle = log.prove_annotation(match, annotation, as_seat=as_seat)
+        else:
+            bundle = log.prove(match, seq=seq, against=held, as_seat=as_seat)
     text = jsonlib.dumps(bundle, separators=(",", ":")) + "\n"  # `python -m json.tool` shows it laid out
     write_out(text, output, f"the proof of {len(bundle['entries'])} event(s)")
 
@@ -170,12 +189,13 @@ def check(
         summary,
     )
 
+    text = read_file(bundle, MAX_BUNDLE_BYTES)  # a bundle that is not there is said before anything else
     try:
         verifier = parse_verifier_key(key_text(key))
     except NoteError as error:
         raise UsageError(f"--key: {error}", code="usage.key") from None
     try:
-        document: Any = load_bundle(read_file(bundle, MAX_BUNDLE_BYTES))
+        document: Any = load_bundle(text)
     except NoteError as error:  # read as the stand-alone verifier reads it: within bounds, no key twice
         raise UsageError(f"{bundle}: {error}", code=error.code) from None
     result = check_bundle(document, verifier)

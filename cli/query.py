@@ -16,10 +16,11 @@ from matchlog.engines import get as get_engine
 from matchlog.engines import names as game_names
 from matchlog.events import UsageError, json_schema
 from matchlog.referee import builtin_names
-from matchlog.store import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
+from matchlog.store.limits import DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
 
 from .base import (
     DEFAULT_DB,
+    MAX_TIMEOUT,
     Archive,
     Db,
     Json,
@@ -94,7 +95,7 @@ def sql(
         str, typer.Argument(help="One SELECT over the tables events, matches, seats, figures and the views.")
     ],
     timeout: Annotated[
-        float, typer.Option(min=0.001, help="Stop the query after this many seconds.")
+        float, typer.Option(min=0.001, max=MAX_TIMEOUT, help="Stop the query after this many seconds.")
     ] = DEFAULT_SQL_TIMEOUT,
     max_rows: Annotated[
         int, typer.Option("--max-rows", min=1, max=10_000_000, help="Print at most this many rows.")
@@ -159,7 +160,7 @@ def schema(
     if tag is not None:
         if tag not in by_tag:
             raise UsageError(f"no event type {tag!r}; `matchlog schema` lists them all", code="usage.tag")
-        emit_json({"$ref": f"#/$defs/{by_tag[tag]}", "$defs": definitions})
+        emit_json(json_schema(tag))
     elif json:
         emit_json(document)
     else:
@@ -173,8 +174,11 @@ def schema(
 @app.command("games")
 @reports_errors
 def games(json: Json = False) -> None:
-    """List the games, their built-in players and their options."""
-    listing = []
+    """List the games (ours and every plugin's), their built-in players and their options, and name
+    each game plugin that did not load, with the reason."""
+    from matchlog.engines import failures, families
+
+    listing: list[dict[str, Any]] = []
     for name in game_names():
         spec = get_engine(name).spec
         listing.append(
@@ -189,17 +193,37 @@ def games(json: Json = False) -> None:
                 "builtin_players": builtin_names(name),
             }
         )
+    for name, family in sorted(families().items()):
+        reason = family.available()
+        listing.append(
+            {"game": f"{name}:GAME", "title": family.title, "family": True, "examples": list(family.examples)}
+            | ({"failed": reason} if reason else {})
+        )
+    listing += [{"game": name, "failed": reason} for name, reason in sorted(failures().items())]
     if json:
         emit_json(listing)
         return
     for entry in listing:
-        most = entry["players"][1] or "any number of"
+        if "failed" in entry:
+            console.out(f"{entry['game']}: did not load: {entry['failed']}", highlight=False)
+            continue
+        if entry.get("family"):
+            console.out(f"{entry['game']}: {entry['title']}, e.g. " + ", ".join(entry["examples"]), highlight=False)
+            continue
+        least, most = entry["players"]
+        table = (
+            f"{least} players"
+            if least == most
+            else f"{least} or more players"
+            if most is None
+            else f"{least} to {most} players"
+        )
         kind = (
             " (the record a knockout tournament keeps; see matchlog tournament --knockout)"
             if entry["tournament"]
             else ""
         )
-        console.out(f"{entry['game']}: {entry['title']}, {entry['players'][0]} to {most} players{kind}")
+        console.out(f"{entry['game']}: {entry['title']}, {table}{kind}")
         console.out("  options: " + ", ".join(f"{k}={v}" for k, v in entry["options"].items()))
         for name, summary_text in entry["builtin_players"].items():
             console.out(f"  player {name}: {summary_text}")

@@ -12,6 +12,8 @@ import matchlog.referee as referee_package
 
 from .base import (
     DEFAULT_DB,
+    MAX_SEAT,
+    MAX_TIMEOUT,
     Cols,
     Db,
     FishCount,
@@ -46,10 +48,14 @@ Host = Annotated[str, typer.Option(help="The address to listen on or connect to.
 def serve_fish(
     port: Annotated[int, typer.Option(min=0, max=65535, help="The TCP port (0: any free one).")] = 45678,
     host: Host = "127.0.0.1",
-    min_players: Annotated[int, typer.Option(min=1, help="Start once this many have signed up.")] = 5,
-    max_players: Annotated[int, typer.Option(min=1, help="Take no sign-ups beyond this many.")] = 10,
-    wait: Annotated[float, typer.Option(min=0.1, help="Seconds of each sign-up period (two periods).")] = 30.0,
-    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a client may take per call.")] = 3.0,
+    min_players: Annotated[int, typer.Option(min=1, max=MAX_SEAT + 1, help="Start once this many have signed up.")] = 5,
+    max_players: Annotated[int, typer.Option(min=1, max=MAX_SEAT + 1, help="Take no sign-ups beyond this many.")] = 10,
+    wait: Annotated[
+        float, typer.Option(min=0.1, max=MAX_TIMEOUT, help="Seconds of each sign-up period (two periods).")
+    ] = 30.0,
+    timeout: Annotated[
+        float, typer.Option(min=0.001, max=MAX_TIMEOUT, help="Seconds a client may take per call.")
+    ] = 3.0,
     rows: Rows = 5,
     cols: Cols = 5,
     fish: FishCount = 2,
@@ -120,7 +126,8 @@ def client_fish(
     port: Annotated[int, typer.Option(min=1, max=65535, help="The server's TCP port.")] = 45678,
     host: Host = "127.0.0.1",
     timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds to wait for the server's next call before giving up.")
+        float,
+        typer.Option(min=0.001, max=MAX_TIMEOUT, help="Seconds to wait for the server's next call before giving up."),
     ] = 300.0,
     seed: Seed = None,
     quiet: Quiet = False,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .base import DEFAULT_DB, Db, reports_errors, serve_app
+from .base import DEFAULT_DB, MAX_TIMEOUT, Db, reports_errors, serve_app
 from .output import console
 
 
@@ -19,7 +19,9 @@ def serve(
     host: Annotated[
         str, typer.Option(help="The address to listen on: loopback unless you mean to serve others.")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="The TCP port (0: any free one).")] = 8080,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, envvar="MATCHLOG_PORT", help="The TCP port (0: any free one).")
+    ] = 8080,
     access_log: Annotated[bool, typer.Option("--access-log", help="Print a line for every request.")] = False,
     checkpoint_every: Annotated[
         float,
@@ -27,6 +29,7 @@ def serve(
             "--checkpoint-every",
             metavar="SECONDS",
             min=0,
+            max=MAX_TIMEOUT,
             help="Sign a checkpoint of the log's tree this often, when it has grown (0: only on request).",
         ),
     ] = 60.0,

@@ -23,12 +23,18 @@ if TYPE_CHECKING:
 from .base import (
     DEFAULT_DB,
     FISH_TIMEOUT,
+    MAX_GAMES,
+    MAX_JOBS,
+    MAX_SEAT,
     Db,
+    GameOptions,
+    GameTimeout,
     Json,
     Quiet,
     Seed,
     Server,
     app,
+    game_options,
     open_log,
     players_option,
     reports_errors,
@@ -43,22 +49,9 @@ from .output import (
     short_spec,
 )
 from .play import InProcess, Memory, Unconfined, say_unconfined
+from .rulings import print_series_rulings, series_rulings
 
 # -- tournaments -------------------------------------------------------------------------------
-
-
-def _options(given: list[str]) -> dict[str, Any]:
-    """KEY=VALUE pairs, each value read as JSON where it is JSON (numbers, true, false), else as text."""
-    options: dict[str, Any] = {}
-    for pair in given:
-        key, equals, value = pair.partition("=")
-        if not equals or not key.strip():
-            raise UsageError(f"--option takes KEY=VALUE, not {pair!r}", code="usage.options")
-        try:
-            options[key.strip()] = msgspec.json.decode(value)
-        except msgspec.DecodeError:
-            options[key.strip()] = value
-    return options
 
 
 @app.command("tournament")
@@ -66,9 +59,12 @@ def _options(given: list[str]) -> dict[str, Any]:
 def tournament(
     game: Annotated[str, typer.Argument(help="The game (matchlog games lists them).")],
     player: Annotated[list[str], players_option("see matchlog games")],
-    games: Annotated[int, typer.Option(min=1, help="Matches in all, spread over every table and seat order.")] = 100,
+    games: Annotated[
+        int, typer.Option(min=1, max=MAX_GAMES, help="Matches in all, spread over every table and seat order.")
+    ] = 100,
     jobs: Annotated[
-        int | None, typer.Option(min=1, help="Worker processes (default: one per core; at most the cores).")
+        int | None,
+        typer.Option(min=1, max=MAX_JOBS, help="Worker processes (default: one per core; at most the cores)."),
     ] = None,
     force_jobs: Annotated[
         bool, typer.Option("--force-jobs", help="Allow --jobs beyond the cores of this machine.")
@@ -82,15 +78,12 @@ def tournament(
             "instead of worker processes here; needs matchlog[ray].",
         ),
     ] = None,
-    seats: Annotated[int | None, typer.Option(min=1, help="Players per table (default: the game's least).")] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", help="A game option, KEY=VALUE (e.g. rules=pygammon).")
+    seats: Annotated[
+        int | None, typer.Option(min=1, max=MAX_SEAT + 1, help="Players per table (default: the game's least).")
     ] = None,
+    option: GameOptions = None,
     seed: Seed = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(min=0.001, help="Seconds a user player may take per call (default: 30 for Fish, else 10)."),
-    ] = None,
+    timeout: GameTimeout = None,
     knockout: Annotated[
         bool,
         typer.Option(
@@ -120,12 +113,12 @@ def tournament(
 
     from matchlog.referee.tournament import run_tournament
 
+    game, settings = game_options(game, option)
     get_engine(game)
     if ray is not None and (jobs is not None or knockout):
         raise UsageError(
             "--ray plays a round-robin on a cluster: it takes neither --jobs nor --knockout", code="usage.ray"
         )
-    settings = _options(option or [])
     if timeout is None:
         timeout = FISH_TIMEOUT if game == "fish" else DEFAULT_TIMEOUT
     limits = Limits(memory=memory << 20, unconfined=unconfined)
@@ -195,8 +188,10 @@ def tournament(
         finally:
             if progress.live.is_started:  # stopping one never started would print a blank line
                 progress.stop()
+    with open_log(db, server) as store:
+        rulings = series_rulings(store, result.tournament_id)
     if json:
-        emit_json(result)
+        emit_json({**msgspec.to_builtins(result), "rulings": rulings})
     else:
         table = Table(show_edge=False, box=None, header_style="bold", pad_edge=False, collapse_padding=True)
         # The strategy column only when it says more than the names (`-p alice=random`).
@@ -227,6 +222,7 @@ def tournament(
         )
         if result.unfinished or result.interrupted:
             console.out(f"interrupted: {result.unfinished} unfinished match(es) were ended as abandoned")
+        print_series_rulings(rulings, result.finished + result.unfinished)
     for failure in result.failures[:5]:
         error_line(failure, "tournament.failed")
     if len(result.failures) > 5:

@@ -10,12 +10,13 @@ from typing import IO, Annotated
 
 import typer
 
-from matchlog import formats
 from matchlog.events import ImportRejected, MatchlogError, StoreError, UsageError, encode
-from matchlog.referee.players import seats_taken_by
 
 from .base import (
     DEFAULT_DB,
+    MAX_SEAT,
+    MAX_SEQ,
+    MAX_TIMEOUT,
     Db,
     Json,
     Match,
@@ -30,6 +31,8 @@ from .output import (
     console,
     emit_json,
     error_line,
+    errors,
+    short,
 )
 from .play import resume_and_report
 
@@ -84,7 +87,7 @@ def abandon_command(
 @reports_errors
 def fork_command(
     match: Match,
-    at: Annotated[int, typer.Option("--at", help="The last seq to copy.", min=0)],
+    at: Annotated[int, typer.Option("--at", help="The last seq to copy.", min=0, max=MAX_SEQ)],
     player: Annotated[
         list[str] | None,
         typer.Option(
@@ -97,7 +100,9 @@ def fork_command(
     seed: Seed = None,
     timeout: Annotated[
         float | None,
-        typer.Option(min=0.001, help="With -p: seconds a user player may take per call (30 for Fish, else 10)."),
+        typer.Option(
+            min=0.001, max=MAX_TIMEOUT, help="With -p: seconds a user player may take per call (30 for Fish, else 10)."
+        ),
     ] = None,
     db: Db = DEFAULT_DB,
     server: Server = None,
@@ -111,6 +116,8 @@ def fork_command(
     with open_log(db, server) as log:
         source = log.info(match).match_id
         if player:  # the players must fit the seats before there is a fork to leave unplayed
+            from matchlog.referee.players import seats_taken_by
+
             started = log.read(source, stop=0)[0].event
             seats_taken_by(started.game, started.seats, player)  # type: ignore[attr-defined]
         new_id = log.fork(source, at)
@@ -146,11 +153,16 @@ def export(
         ),
     ] = Format.jsonl,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default stdout).")] = None,
-    at: Annotated[int | None, typer.Option("--at", min=0, help="fish-state: the State at this seq.")] = None,
+    at: Annotated[
+        int | None, typer.Option("--at", min=0, max=MAX_SEQ, help="fish-state: the State at this seq.")
+    ] = None,
     as_seat: Annotated[
         int | None,
         typer.Option(
-            "--as-seat", min=-1, help="Only what this seat saw (-1: a spectator); JSON Lines (not importable) or HTML."
+            "--as-seat",
+            min=-1,
+            max=MAX_SEAT,
+            help="Only what this seat saw (-1: a spectator); JSON Lines (not importable) or HTML.",
         ),
     ] = None,
     db: Db = DEFAULT_DB,
@@ -166,6 +178,8 @@ def export(
         raise UsageError("give one MATCH or --all", code="usage.export")
     if at is not None and format is not Format.fish_state:
         raise UsageError("--at is for --format fish-state", code="usage.export")
+    from matchlog import formats
+
     other_tool = format.value in formats.FORMATS
     if other_tool and (all_matches or as_seat is not None):
         raise UsageError(f"--format {format.value} exports one MATCH, as the referee saw it", code="usage.export")
@@ -183,6 +197,12 @@ def export(
                 from matchlog.service.html_export import write_html
 
                 return write_html(log, ids[0], out, as_seat=as_seat)  # type: ignore[index]
+            if format is Format.sgf:  # with the match's analysis as GNU Backgammon's own properties
+                from matchlog.analysis.gnubg import analysed_sgf
+
+                text = analysed_sgf(log.read(ids[0]), log.annotations_of(ids[0])).encode()  # type: ignore[index]
+                out.write(text)
+                return text.count(b"\n")
             if other_tool:
                 text = formats.export(log.read(ids[0]), format.value, at=at).encode()  # type: ignore[index]
                 out.write(text)
@@ -230,6 +250,8 @@ def import_command(
             "import the JSON Lines export (matchlog export --format jsonl)",
             code="usage.import",
         )
+    from matchlog import formats
+
     kind = format.value if format is not None else formats.format_of(file)
     with open_log(db, server, create=True) as log:
         if kind in formats.FORMATS:
@@ -237,7 +259,15 @@ def import_command(
                 data = read_file(file, formats.MAX_RECORD_BYTES)
             except UsageError as error:
                 raise formats.FormatError(kind, error.message) from None
-            matches = formats.read(data, kind)
+            matches = []
+            for match in formats.read(data, kind):
+                same = formats.recorded_already(log, match)
+                if same is None:
+                    matches.append(match)
+                else:
+                    errors.out(
+                        f"match {short(match.match_id)} of {file} is match {short(same)} already: not imported again"
+                    )
             encoded = [
                 (match_id, [(str(d.event_id), d.at_us, encode(d.event)) for d in drafts], expected)
                 for match_id, drafts, expected in formats.batches(matches)

@@ -743,7 +743,7 @@ class Backgammon:
         Raises:
             UsageError: an option, a table size or a position backgammon cannot take.
         """
-        options: BackgammonOptions = parse_options(self.spec, started.options)
+        options: BackgammonOptions = parse_options(self.spec, started.options, bounded=False)
         self.spec.check_players(len(started.seats))
         state = BackgammonState(options=options, names=tuple(seat.name for seat in started.seats))
         if started.position is None:

@@ -7,17 +7,25 @@ been through the game's `view`: it copies what the view kept and works out nothi
 not show (a hidden tile stays a colour, another seat's hand stays None), so a reader's board can
 never hold more than `--as-seat` shows. The models are tagged by the game's name (`game`), and go
 to the browser as JSON.
+
+Each game brings its own (`Game.board`, with its `board_type`); ours are here. A game that brings
+none is drawn as a `TextBoard`: its state as text (the engine's `render` of the reader's view),
+which the viewer shows beside the event list.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from typing import Any, Union
 
 import msgspec
+
+from matchlog.events import plugins
 
 from . import backgammon, backgammon_notation, davinci, fish, knockout, porrinha
 
 __all__ = [
+    "AnyBoard",
     "BackgammonBoard",
     "Board",
     "DavinciBoard",
@@ -28,7 +36,13 @@ __all__ = [
     "PorrinhaBoard",
     "PorrinhaGuess",
     "PorrinhaRound",
+    "TextBoard",
+    "backgammon_board",
     "board",
+    "davinci_board",
+    "fish_board",
+    "knockout_board",
+    "porrinha_board",
 ]
 
 
@@ -164,26 +178,57 @@ class KnockoutBoard(msgspec.Struct, frozen=True, kw_only=True, tag_field="game",
     winners: tuple[int, ...]
 
 
-Board = BackgammonBoard | FishBoard | PorrinhaBoard | DavinciBoard | KnockoutBoard
+class TextBoard(msgspec.Struct, frozen=True, kw_only=True, tag_field="game", tag="text"):
+    """The board of a game that brings no drawing of its own: its name, and its state as text
+    (the engine's `render` of the state as the reader sees it)."""
+
+    name: str
+    text: str
 
 
-def board(state: Any) -> Board:
-    """The drawing model of `state` (a state of any registered game, as one reader sees it)."""
-    match state:
-        case backgammon.BackgammonState():
-            return _backgammon(state)
-        case fish.FishState():
-            return _fish(state)
-        case porrinha.PorrinhaState():
-            return _porrinha(state)
-        case davinci.DavinciState():
-            return _davinci(state)
-        case knockout.KnockoutState():
-            return _knockout(state)
-    raise TypeError(f"no drawing model for {type(state).__name__}")
+#: Our games' drawing models (a game's own `board_type` joins them in `AnyBoard`).
+Board = BackgammonBoard | FishBoard | PorrinhaBoard | DavinciBoard | KnockoutBoard | TextBoard
 
 
-def _backgammon(state: backgammon.BackgammonState) -> BackgammonBoard:
+def board(game: Any, state: Any) -> msgspec.Struct:
+    """The drawing model of `state` (as one reader sees it) of `game` (a `Game`): its own, or its
+    state as text."""
+    if game.board is not None:
+        return game.board(state)
+    return TextBoard(name=game.name, text=game.engine.render(state))
+
+
+#: Every drawing model of the games loaded (what a frame's `board` decodes to), built at first use.
+AnyBoard: Any
+_union: Any = None
+_building = threading.Lock()
+
+
+def _forget() -> None:
+    global _union
+    _union = None
+
+
+plugins.on_reload(_forget)
+
+
+def __getattr__(name: str) -> Any:
+    # AnyBoard is every drawing model of the games loaded (what a frame's `board` decodes to):
+    # computed when first asked for, as the codec's vocabulary is.
+    global _union
+    if name != "AnyBoard":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _union is None:
+        with _building:
+            kinds = {TextBoard}
+            kinds.update(
+                found.board_type for found in plugins.load().games.values() if getattr(found, "board_type", None)
+            )
+            _union = Union[tuple(sorted(kinds, key=lambda kind: kind.__name__))]  # noqa: UP007
+    return _union
+
+
+def backgammon_board(state: backgammon.BackgammonState) -> BackgammonBoard:
     return BackgammonBoard(
         names=state.names,
         points=state.points,
@@ -206,7 +251,7 @@ def _backgammon(state: backgammon.BackgammonState) -> BackgammonBoard:
     )
 
 
-def _fish(state: fish.FishState) -> FishBoard:
+def fish_board(state: fish.FishState) -> FishBoard:
     players = len(state.names)
     return FishBoard(
         names=state.names,
@@ -221,7 +266,7 @@ def _fish(state: fish.FishState) -> FishBoard:
     )
 
 
-def _porrinha(state: porrinha.PorrinhaState) -> PorrinhaBoard:
+def porrinha_board(state: porrinha.PorrinhaState) -> PorrinhaBoard:
     # This round's guesses in the order they are made: around the table from the first guesser.
     made = tuple(
         PorrinhaGuess(seat, None if guess == porrinha.INVALID_GUESS else guess)
@@ -263,7 +308,7 @@ def _tile(tile: int, *, revealed: bool = False) -> DavinciTile:
     )
 
 
-def _davinci(state: davinci.DavinciState) -> DavinciBoard:
+def davinci_board(state: davinci.DavinciState) -> DavinciBoard:
     last = None
     if state.last is not None:
         seat, target, position, guessed, right = state.last
@@ -286,7 +331,7 @@ def _davinci(state: davinci.DavinciState) -> DavinciBoard:
     )
 
 
-def _knockout(state: knockout.KnockoutState) -> KnockoutBoard:
+def knockout_board(state: knockout.KnockoutState) -> KnockoutBoard:
     return KnockoutBoard(
         names=state.names,
         plays=state.options.game,

@@ -15,6 +15,7 @@ event to record (a roll, a shuffle, a generated board); where the possibilities 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
 
@@ -47,6 +48,7 @@ __all__ = [
     "Rule",
     "Turn",
     "among_outcomes",
+    "awaited_turn",
     "describe_lifecycle",
     "ordinal",
     "parse_options",
@@ -215,16 +217,48 @@ class Engine(Protocol[State]):
         ...
 
 
-def parse_options(spec: GameSpec, given: dict[str, Any] | None) -> Any:
-    """The game's options from a plain dict (missing ones take their defaults).
+def parse_options(spec: GameSpec, given: dict[str, Any] | None, *, bounded: bool = True) -> Any:
+    """The game's options from a plain dict (missing ones take their defaults). The bounds an
+    options type declares keep a match matchlog plays from running for hours: with `bounded=False`
+    (a match a log holds already, which a version without those bounds may have written, or one a
+    referee elsewhere drives through the service) a value past one is taken as given.
 
     Raises:
-        UsageError: an unknown option or a value of the wrong type.
+        UsageError: an unknown option or a value of the wrong type, or (if `bounded`) past its bounds.
     """
-    try:
-        return msgspec.convert(given or {}, spec.options)
-    except msgspec.ValidationError as error:
-        raise UsageError(f"{spec.name} options: {error}", code="usage.options") from None
+    given = dict(given or {})
+    past: dict[str, Any] = {}
+    while True:
+        try:
+            options = msgspec.convert(given, spec.options)
+            return msgspec.structs.replace(options, **past) if past else options
+        except msgspec.ValidationError as error:
+            said = str(error)
+            # A bound the options type declares, said in words: "chopsticks is at most 100".
+            bound = re.fullmatch(r"Expected `\w+` (>=|<=) (\S+) - at `\$\.(\w+)`", said)
+            if bound is not None and not bounded and bound[3] in given:
+                past[bound[3]] = given.pop(bound[3])  # the rest is still checked, with its default here
+                continue
+            if bound is not None:
+                said = f"{bound[3]} is {'at least' if bound[1] == '>=' else 'at most'} {bound[2]}"
+            raise UsageError(f"{spec.name} options: {said}", code="usage.options") from None
+
+
+def awaited_turn(engine: Engine[Any], state: Any, seat: int) -> Turn:
+    """The decision `engine` awaits in `state`, if it is `seat`'s: the guards every game's `parse`
+    and `check` run first, in this order.
+
+    Raises:
+        IllegalAction: the match is over (`match.over`), or it is not `seat`'s turn (`match.not_your_turn`).
+    """
+    turn = engine.to_act(state)
+    # Disallow answers once the game is over.
+    if turn is None:
+        raise IllegalAction(Rule.MATCH_OVER, "the match is over")
+    # Disallow answers out of turn (and while chance is to act: a deal, a roll, a board).
+    if turn.seat != seat:
+        raise IllegalAction(Rule.NOT_YOUR_TURN, f"it is not seat {seat}'s turn ({turn.decision} is awaited)")
+    return turn
 
 
 def shown(value: object, limit: int = 60) -> str:

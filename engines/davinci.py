@@ -48,7 +48,18 @@ from matchlog.events import (
     UsageError,
 )
 
-from .contract import CHANCE, GameSpec, Rule, Turn, among_outcomes, describe_lifecycle, ordinal, parse_options, shown
+from .contract import (
+    CHANCE,
+    GameSpec,
+    Rule,
+    Turn,
+    among_outcomes,
+    awaited_turn,
+    describe_lifecycle,
+    ordinal,
+    parse_options,
+    shown,
+)
 from .views import (
     Derived,
     by_decision,
@@ -248,7 +259,7 @@ class DaVinci:
         Raises:
             UsageError: an option, a table size or a position Da Vinci Code cannot take.
         """
-        options: DavinciOptions = parse_options(self.spec, started.options)
+        options: DavinciOptions = parse_options(self.spec, started.options, bounded=False)
         if "hidden_jokers" not in started.options:  # recorded before the option: as it was played
             options = msgspec.structs.replace(options, hidden_jokers=False)
         players = len(started.seats)
@@ -390,7 +401,7 @@ class DaVinci:
     def parse(self, state: DavinciState, seat: int, answer: object) -> Event:
         """A guess is (target, position, number), number None or "joker" for a joker; "stop" (or False)
         stops guessing; a reveal or a joker's place is a position."""
-        turn = self._turn_of(state, seat)
+        turn = awaited_turn(self, state, seat)
         if turn.decision in ("reveal", "place_joker"):
             if not _is_int(answer):
                 raise IllegalAction(DavinciRule.MALFORMED, f"{turn.decision} needs a position, not {shown(answer, 40)}")
@@ -411,7 +422,7 @@ class DaVinci:
         return TileGuessed(seat=seat, target=target, position=position, number=guess)  # type: ignore[arg-type]
 
     def check(self, state: DavinciState, seat: int, action: Event) -> None:
-        turn = self._turn_of(state, seat)
+        turn = awaited_turn(self, state, seat)
         match action:
             case JokerPlaced(seat=acting, position=position) if turn.decision == "place_joker" and acting == seat:
                 # A joker goes anywhere in its owner's row: before, between or after its tiles.
@@ -443,16 +454,6 @@ class DaVinci:
                     raise IllegalAction(DavinciRule.NOT_A_NUMBER, f"{shown(guess, 20)} is not a tile's number")
             case _:
                 raise IllegalAction(Rule.WRONG_DECISION, f"seat {seat} must answer {turn.decision}, not {action.tag}")
-
-    def _turn_of(self, state: DavinciState, seat: int) -> Turn:
-        turn = self.to_act(state)
-        # Disallow answers once the game is over.
-        if turn is None:
-            raise IllegalAction(Rule.MATCH_OVER, "the match is over")
-        # Disallow answers out of turn (and while the referee deals).
-        if turn.seat != seat:
-            raise IllegalAction(Rule.NOT_YOUR_TURN, f"it is not seat {seat}'s turn ({turn.decision})")
-        return turn
 
     def outcome(self, state: DavinciState) -> Outcome | None:
         if not state.over:

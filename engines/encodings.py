@@ -4,8 +4,9 @@ and its answers as indices into a fixed action space, so a mask of legal actions
 A learner reads the same encoding in a dataset (`matchlog dataset`) and in an environment
 (`matchlog.envs`): the observation is always made from what `engines.views` shows the seat (the
 engine's `view`), never from the referee's whole state, so it holds nothing the seat may not know.
-Each game has one table here (an `Encoding`), registered in `ENCODINGS` by the game's name; a game
-added later adds its own. What each game's tensor and action space hold, feature by feature, is
+Each of our games has one table here (an `Encoding`, in `ENCODINGS` by the game's name); a game
+from another package brings its own (`Game.encoding`), and one that brings none is refused by
+datasets and environments with `usage.encoding`. What each game's tensor and action space hold, feature by feature, is
 written in its class's docstring and in docs/guides/datasets.md.
 
 The shape and the size of the action space are fixed for a match: they follow from its start
@@ -43,6 +44,7 @@ from .fish import ENGINE as FISH
 from .fish import FishState
 from .porrinha import ENGINE as PORRINHA
 from .porrinha import PorrinhaState
+from .registry import game as registered
 
 __all__ = [
     "ENCODINGS",
@@ -508,15 +510,16 @@ ENCODINGS: Mapping[str, Encoding] = MappingProxyType(
 
 
 def encoding(game: str) -> Encoding:
-    """The encoding of the game called `game`.
+    """The encoding of the game called `game` (the one its plugin brings).
 
     Raises:
-        UsageError: the game has none (`usage.encoding`): a tournament's record, or an unknown game.
+        UsageError: the game has none (`usage.encoding`): a tournament's record, a game that brings
+            none, or an unknown game.
     """
-    try:
-        return ENCODINGS[game]
-    except KeyError:
-        known = ", ".join(sorted(ENCODINGS))
+    code = registered(game).encoding()
+    if code is None:
         raise UsageError(
-            f"{game!r} has no encoding for learners; games that have one: {known}", code="usage.encoding"
-        ) from None
+            f"{game!r} has no encoding for learners (its plugin brings none): datasets and environments need one",
+            code="usage.encoding",
+        )
+    return code

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from functools import lru_cache
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -39,7 +39,7 @@ from matchlog.events import (
     UsageError,
 )
 
-from .contract import CHANCE, GameSpec, Rule, Turn, describe_lifecycle, parse_options, shown
+from .contract import CHANCE, GameSpec, Rule, Turn, awaited_turn, describe_lifecycle, parse_options, shown
 from .views import Derived, declare, declare_figures, everyone, lifecycle, shared_figures
 
 __all__ = [
@@ -100,16 +100,20 @@ class FishRule:
     UNREACHABLE = "fish.unreachable"
 
 
+#: The most tiles a board has (rows x columns; either side at most this too).
+MAX_TILES = 400
+
+
 class FishOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The board: `rows` x `columns` tiles, each with `fish` fish; or, with `random_board`, 1 to 5 fish
     at random, `holes` holes, and at least `one_fish` tiles with a single fish."""
 
-    rows: int = 5
-    columns: int = 5
-    fish: int = 3
+    rows: Annotated[int, msgspec.Meta(ge=1, le=MAX_TILES)] = 5
+    columns: Annotated[int, msgspec.Meta(ge=1, le=MAX_TILES)] = 5
+    fish: Annotated[int, msgspec.Meta(ge=1, le=MAX_FISH)] = 3
     random_board: bool = False
-    holes: int = 0
-    one_fish: int = 0
+    holes: Annotated[int, msgspec.Meta(ge=0, le=MAX_TILES)] = 0
+    one_fish: Annotated[int, msgspec.Meta(ge=0, le=MAX_TILES)] = 0
 
 
 class FishState(msgspec.Struct, frozen=True, kw_only=True):
@@ -258,7 +262,7 @@ class Fish:
         Raises:
             UsageError: an option, a table size or a position Fish cannot take.
         """
-        options: FishOptions = parse_options(self.spec, started.options)
+        options: FishOptions = parse_options(self.spec, started.options, bounded=False)
         players = len(started.seats)
         self.spec.check_players(players)
         names = tuple(seat.name for seat in started.seats)
@@ -398,7 +402,7 @@ class Fish:
 
     def parse(self, state: FishState, seat: int, answer: object) -> Event:
         """An age is a natural number; a placement a position [row, column]; a move [from, to]."""
-        turn = self._turn_of(state, seat)
+        turn = awaited_turn(self, state, seat)
         if turn.decision == "initialize":
             if not _is_int(answer) or answer < 0:  # type: ignore[operator]
                 raise IllegalAction(FishRule.NOT_AN_AGE, f"an age is a natural number, not {shown(answer, 40)}")
@@ -410,7 +414,7 @@ class Fish:
         return PenguinMoved(seat=seat, source=_position(answer[0]), target=_position(answer[1]))
 
     def check(self, state: FishState, seat: int, action: Event) -> None:
-        turn = self._turn_of(state, seat)
+        turn = awaited_turn(self, state, seat)
         match action:
             case AgeGiven(seat=acting, age=age) if turn.decision == "initialize" and acting == seat:
                 if age < 0:
@@ -436,16 +440,6 @@ class Fish:
                     raise IllegalAction(FishRule.UNREACHABLE, f"{list(target)} cannot be reached from {list(source)}")
             case _:
                 raise IllegalAction(Rule.WRONG_DECISION, f"seat {seat} must answer {turn.decision}, not {action.tag}")
-
-    def _turn_of(self, state: FishState, seat: int) -> Turn:
-        turn = self.to_act(state)
-        # Disallow answers once the game is over.
-        if turn is None:
-            raise IllegalAction(Rule.MATCH_OVER, "the match is over")
-        # Disallow answers out of turn.
-        if turn.seat != seat:
-            raise IllegalAction(Rule.NOT_YOUR_TURN, f"it is not seat {seat}'s turn ({turn.decision})")
-        return turn
 
     def outcome(self, state: FishState) -> Outcome | None:
         if not state.over:
@@ -593,9 +587,9 @@ def _is_int(value: object) -> bool:
 def _check_board_options(options: FishOptions, players: int) -> None:
     tiles = options.rows * options.columns
     penguins = players * (6 - players)
-    if not (options.rows >= 1 and options.columns >= 1 and tiles <= 400):
+    if not (options.rows >= 1 and options.columns >= 1 and tiles <= MAX_TILES):
         raise UsageError(
-            f"a board of {options.rows}x{options.columns} is not one Fish can use (1 to 400 tiles)",
+            f"a board of {options.rows}x{options.columns} is not one Fish can use (1 to {MAX_TILES} tiles)",
             code="usage.options",
         )
     if not options.random_board and not 1 <= options.fish <= MAX_FISH:

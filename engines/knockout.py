@@ -15,7 +15,7 @@ are played outside this reducer); each names its game's match in the same log.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -35,7 +35,7 @@ from matchlog.events import (
     UsageError,
 )
 
-from .contract import CHANCE, GameSpec, Rule, Turn, describe_lifecycle, parse_options
+from .contract import CHANCE, MAX_SEATS, GameSpec, Rule, Turn, describe_lifecycle, parse_options
 from .views import Derived, declare, declare_figures, everyone, lifecycle, shared_figures
 
 __all__ = ["ENGINE", "Knockout", "KnockoutOptions", "KnockoutState", "tables"]
@@ -45,8 +45,8 @@ class KnockoutOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """The game the tournament plays, its table sizes, and that game's options."""
 
     game: str = "fish"
-    largest: int = 4
-    smallest: int = 2
+    largest: Annotated[int, msgspec.Meta(ge=2, le=MAX_SEATS)] = 4
+    smallest: Annotated[int, msgspec.Meta(ge=2, le=MAX_SEATS)] = 2
     game_options: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
@@ -108,7 +108,7 @@ class Knockout:
     figures = declare_figures(shared_figures(hidden=False), {"games": Derived.PUBLIC})
 
     def start(self, started: MatchStarted) -> KnockoutState:
-        options: KnockoutOptions = parse_options(self.spec, started.options)
+        options: KnockoutOptions = parse_options(self.spec, started.options, bounded=False)
         if started.position is not None:
             raise UsageError("a knockout does not start from a position", code="usage.position")
         if not 2 <= options.smallest <= options.largest or options.largest == options.smallest:

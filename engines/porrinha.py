@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 from types import MappingProxyType
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -36,7 +36,7 @@ from matchlog.events import (
     UsageError,
 )
 
-from .contract import GameSpec, Rule, Turn, describe_lifecycle, ordinal, parse_options, shown
+from .contract import GameSpec, Rule, Turn, awaited_turn, describe_lifecycle, ordinal, parse_options, shown
 from .views import (
     Derived,
     by_decision,
@@ -81,6 +81,16 @@ class PorrinhaRule:
     GUESS_TAKEN = "porrinha.guess_taken"
 
 
+#: The most chopsticks a player may hold, at the start or in a position. Every chopstick costs at least
+#: one round, and as many more as it takes someone to guess the total right (a hand and the guesses
+#: grow with it): with many more, a match would run for hours without being a different game.
+MAX_CHOPSTICKS = 100
+#: The most chopsticks a table starts with (the `chopsticks` option times the players), past any
+#: option's bound: the guesses anyone lists, the judge and a dispute report included, run from 0
+#: to the table's chopsticks.
+MAX_TABLE_CHOPSTICKS = 100_000
+
+
 class PorrinhaOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Chopsticks each player starts with, and what an invalid answer costs.
 
@@ -88,7 +98,7 @@ class PorrinhaOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     `strict`: the player who gives an invalid answer is removed from the game.
     """
 
-    chopsticks: int = 3
+    chopsticks: Annotated[int, msgspec.Meta(ge=1, le=MAX_CHOPSTICKS)] = 3
     policy: Literal["lenient", "strict"] = "lenient"
 
 
@@ -171,7 +181,7 @@ class Porrinha:
         },
     )
     #: The referee's rulings on a rejected answer, each with the decision it rules on: a lenient
-    #: voided guess (and, in logs before 0.2, a reset hand) follows that seat's rejection.
+    #: voided guess (and, in logs from before views denied by default, a reset hand) follows that seat's rejection.
     rulings = MappingProxyType({HandReset: "hand", GuessVoided: "guess"})
 
     #: Guesses and rounds are public (a round's total is told when it settles); answers and rejections
@@ -192,7 +202,7 @@ class Porrinha:
         Raises:
             UsageError: an option, a table size or a position Porrinha cannot take.
         """
-        options: PorrinhaOptions = parse_options(self.spec, started.options)
+        options: PorrinhaOptions = parse_options(self.spec, started.options, bounded=False)
         players = len(started.seats)
         self.spec.check_players(players)
         # The guesses a judge, a dispute or a player may list grow with the chopsticks on the table.
@@ -302,7 +312,7 @@ class Porrinha:
         return tuple(GuessMade(seat=seat, guess=g) for g in range(state.chopstick_count + 1) if g not in taken)
 
     def parse(self, state: PorrinhaState, seat: int, answer: object) -> Event:
-        turn = self._turn_of(state, seat)
+        turn = awaited_turn(self, state, seat)
         # Only a true int is a number of chopsticks (not a bool, a float or a numeric string).
         if not isinstance(answer, int) or isinstance(answer, bool):
             raise IllegalAction(
@@ -314,7 +324,7 @@ class Porrinha:
         return GuessMade(seat=seat, guess=answer)
 
     def check(self, state: PorrinhaState, seat: int, action: Event) -> None:
-        turn = self._turn_of(state, seat)
+        turn = awaited_turn(self, state, seat)
         match action:
             case HandChosen(seat=acting, hand=hand) if turn.decision == "hand" and acting == seat:
                 # A hand holds between none and all of the player's own chopsticks.
@@ -340,17 +350,6 @@ class Porrinha:
                     )
             case _:
                 raise IllegalAction(Rule.WRONG_DECISION, f"seat {seat} must answer {turn.decision}, not {action.tag}")
-
-    def _turn_of(self, state: PorrinhaState, seat: int) -> Turn:
-        """The awaited decision, if it is `seat`'s."""
-        turn = self.to_act(state)
-        # Disallow answers once the game is over.
-        if turn is None:
-            raise IllegalAction(Rule.MATCH_OVER, "the match is over")
-        # Disallow answers out of turn.
-        if turn.seat != seat:
-            raise IllegalAction(Rule.NOT_YOUR_TURN, f"it is seat {turn.seat}'s turn to answer {turn.decision}")
-        return turn
 
     def outcome(self, state: PorrinhaState) -> Outcome | None:
         if not state.over:
@@ -435,11 +434,6 @@ class Porrinha:
         return line
 
 
-#: The most chopsticks a position may give one player (a hand and the guesses grow with it).
-MAX_CHOPSTICKS = 100
-#: The most chopsticks a table starts with (the `chopsticks` option times the players): the guesses
-#: anyone lists, the judge and a dispute report included, run from 0 to the table's chopsticks.
-MAX_TABLE_CHOPSTICKS = 100_000
 _POSITION = re.compile(
     r"\s*(?P<chopsticks>[0-9]{1,6}(?:\s*,\s*[0-9]{1,6})*)(?:\s+first\s*=\s*(?P<first>[0-9]{1,6}))?\s*"
 )

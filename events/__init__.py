@@ -6,16 +6,30 @@ replay never has to refuse anything.
 
 Schema evolution, the rules every change to an event follows:
 
-1. A new field gets a default, so older stored events still decode.
+1. A new field gets a default, so older stored events still decode. An event's bytes are hashed
+   as written and an import takes only the one way matchlog writes an event, so a field added to
+   an event that is already stored must also leave the old bytes that one way, in one of two ways:
+   the struct omits defaults (`omit_defaults=True`: the field is written only when it is not its
+   default, as `Seat.unconfined` and `MatchResumed.unconfined` are), or, where every field must be
+   written, the class's `version` is bumped with an upcaster that returns the old form as it is
+   (`MatchStarted` v2 added `duel`): the old bytes keep their version and decode through it.
 2. A field's type never changes, and a field is never renamed in place.
 3. A tag is never reused, even after its event type is retired.
 4. Anything else is a breaking change: bump the class's `version`, and register an upcaster
    (`@upcaster(tag, from_version)`) that turns the old stored form (a dict) into the new one. The
    store keeps each event's version next to its bytes, and `decode` runs the upcasters in order.
 5. Encoded samples of every version of every event live in `tests/fixtures/events/`; CI decodes
-   them all, so an incompatible change fails a test rather than a replay.
+   them all, so an incompatible change fails a test rather than a replay. A game from another
+   package keeps its samples in its own tests (`matchlog.testing` decodes them the same way).
+
+Every game's event types are its own: each tag is under the game's name (`fish.penguin_moved`),
+and the vocabulary the codec decodes is the events every game shares (`lifecycle`) and those of the
+games registered through the `matchlog.games` entry point (`events.plugins`), built at first use.
 """
 
+from typing import Any
+
+from .annotations import COMMENT_MARKS, AnyNote, Choice, Comment, Decision, Luck, Note, decode_note, encode_note
 from .backgammon import (
     CheckerMoved,
     DiceRolled,
@@ -29,7 +43,7 @@ from .backgammon import (
     RollChosen,
 )
 from .base import Event, Outcome, Seat, control_character
-from .codec import EVENT_TYPES, AnyEvent, canonical, current_version, decode, encode, event_type, json_schema, upcaster
+from .codec import canonical, current_version, decode, encode, event_type, json_schema, upcaster
 from .davinci import (
     GuessStopped,
     JokerPlaced,
@@ -87,20 +101,46 @@ from .lifecycle import (
     Series,
     Withheld,
 )
+from .openspiel import ActionHidden, ActionTaken, ChanceDrawn, ChanceHidden
 from .porrinha import GuessMade, GuessVoided, HandChosen, HandHidden, HandReset
 
+#: Every event type the log may hold: the lifecycle's and those of every game installed (their
+#: plugins', `plugins`), found at first use.
+EVENT_TYPES: tuple[type[Event], ...]
+#: The tagged union of `EVENT_TYPES` (what a field holding any event decodes to), built at first use.
+AnyEvent: Any
+
+
+def __getattr__(name: str) -> object:
+    # The vocabulary is the games' (see `codec`): built at first use, never while games import this.
+    if name in ("EVENT_TYPES", "AnyEvent"):
+        from . import codec
+
+        return getattr(codec, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    "COMMENT_MARKS",
     "EVENT_TYPES",
+    "ActionHidden",
+    "ActionTaken",
     "ActionsUndone",
     "AgeGiven",
     "AnswerRejected",
     "AnswerWithheld",
     "AnyEvent",
+    "AnyNote",
     "BoardGenerated",
     "ChanceCommitted",
+    "ChanceDrawn",
+    "ChanceHidden",
     "ChanceRevealed",
     "CheckerMoved",
+    "Choice",
+    "Comment",
     "ConcurrencyError",
+    "Decision",
     "DecodeError",
     "DiceRolled",
     "DoubleDropped",
@@ -121,10 +161,12 @@ __all__ = [
     "ImportRejected",
     "JokerPlaced",
     "KnockoutGamePlayed",
+    "Luck",
     "MatchEnded",
     "MatchResumed",
     "MatchStarted",
     "MatchlogError",
+    "Note",
     "OpeningRolled",
     "Origin",
     "Outcome",
@@ -159,9 +201,11 @@ __all__ = [
     "control_character",
     "current_version",
     "decode",
+    "decode_note",
     "draft",
     "drafts",
     "encode",
+    "encode_note",
     "event_type",
     "json_schema",
     "now_us",

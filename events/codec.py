@@ -4,16 +4,22 @@ The encoder is deterministic (struct fields in declaration order, dict keys sort
 an event are a function of its value; the store hashes those bytes as written and never re-encodes a
 stored event. Stored events carry their schema version; an older version is turned into the current
 form by the registered upcasters before it is decoded (see `matchlog.events` for the rules).
+
+The vocabulary is not fixed here: it is the events every game shares (`lifecycle`) and the events of
+every game registered through the `matchlog.games` entry point (`events.plugins`), ours included,
+gathered into one tagged union and one decoder at the first decode (`EVENT_TYPES`, `AnyEvent`).
+A tag is a game's (`fish.penguin_moved` is fish's), so no two games can share one.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, Union
 
 import msgspec
 
-from . import backgammon, davinci, fish, knockout, lifecycle, porrinha
+from . import lifecycle, plugins
 from .base import Event
 from .errors import DecodeError
 
@@ -29,26 +35,63 @@ __all__ = [
     "upcaster",
 ]
 
-#: Every event type the log may hold, across all games.
-EVENT_TYPES: tuple[type[Event], ...] = (
-    *lifecycle.EVENTS,
-    *porrinha.EVENTS,
-    *backgammon.EVENTS,
-    *davinci.EVENTS,
-    *fish.EVENTS,
-    *knockout.EVENTS,
-)
-
-AnyEvent = Union[EVENT_TYPES]  # type: ignore[valid-type]  # noqa: UP007 (a runtime union of classes)
-
-_BY_TAG: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in EVENT_TYPES}  # type: ignore[misc]
-if len(_BY_TAG) != len(EVENT_TYPES):  # pragma: no cover - a programming error caught at import
-    raise RuntimeError("two event classes share a tag")
-
-_CURRENT: dict[str, int] = {tag: cls.version for tag, cls in _BY_TAG.items()}
-
 _encoder = msgspec.json.Encoder(order="deterministic")
-_decoder = msgspec.json.Decoder(AnyEvent)
+
+
+class _Vocabulary:
+    """Every event type the log may hold: the lifecycle's and those of every game loaded
+    (`events.plugins`), by tag, with the one decoder of their union. Built once, at first use."""
+
+    def __init__(self, kinds: tuple[type[Event], ...]) -> None:
+        self.kinds = kinds
+        self.union: Any = Union[kinds]  # noqa: UP007 (a runtime union of classes)
+        self.by_tag: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in kinds}  # type: ignore[misc]
+        if len(self.by_tag) != len(kinds):  # pragma: no cover - events.plugins refuses a taken tag
+            raise RuntimeError("two event classes share a tag")
+        self.current: dict[str, int] = {tag: cls.version for tag, cls in self.by_tag.items()}
+        self.decoder = msgspec.json.Decoder(self.union)
+
+
+_vocabulary: _Vocabulary | None = None
+_building = threading.Lock()
+
+
+def _words() -> _Vocabulary:
+    """The vocabulary, built from the games loaded at the first call."""
+    global _vocabulary
+    vocabulary = _vocabulary
+    if vocabulary is None:
+        loaded = plugins.load()
+        with _building:
+            if _vocabulary is None:
+                _vocabulary = _Vocabulary((*lifecycle.EVENTS, *loaded.events))
+            vocabulary = _vocabulary
+    return vocabulary
+
+
+def _forget() -> None:
+    global _vocabulary
+    _vocabulary = None
+
+
+plugins.on_reload(_forget)
+
+
+#: Every event type the log may hold (the lifecycle's and every loaded game's), built at first use.
+EVENT_TYPES: tuple[type[Event], ...]
+#: The tagged union of EVENT_TYPES (what a field holding any event decodes to), built at first use.
+AnyEvent: Any
+
+
+def __getattr__(name: str) -> Any:
+    # EVENT_TYPES and AnyEvent are the games' vocabulary: computed when first asked for, never at
+    # import, since the games' own modules import this package.
+    if name == "EVENT_TYPES":
+        return _words().kinds
+    if name == "AnyEvent":
+        return _words().union
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 _UPCASTERS: dict[tuple[str, int], Upcaster] = {}
@@ -78,9 +121,16 @@ def event_type(tag: str) -> type[Event]:
         DecodeError: no event type has that tag.
     """
     try:
-        return _BY_TAG[tag]
+        return _words().by_tag[tag]
     except KeyError:
-        raise DecodeError(f"unknown event type {tag!r} (written by a newer matchlog?)") from None
+        pass
+    game = tag.partition(".")[0]
+    broken = plugins.failures().get(game)
+    if broken is not None:
+        raise DecodeError(f"unknown event type {tag!r}: its game {game} did not load ({broken})")
+    if game in plugins.load().games:
+        raise DecodeError(f"unknown event type {tag!r} (written by a newer version of {game}?)")
+    raise DecodeError(f"unknown event type {tag!r}: no game {game!r} is installed (or a newer matchlog wrote it)")
 
 
 def current_version(tag: str) -> int:
@@ -107,9 +157,10 @@ def decode(payload: bytes | str, *, tag: str | None = None, version: int | None 
     Raises:
         DecodeError: the bytes are not a valid event, or its version is unknown.
     """
-    if version is None or tag is None or version == _CURRENT.get(tag):
+    words = _words()
+    if version is None or tag is None or version == words.current.get(tag):
         try:
-            return _decoder.decode(payload)
+            return words.decoder.decode(payload)
         except msgspec.DecodeError as error:
             raise DecodeError(f"not a valid event: {error}") from None
         except RecursionError:
@@ -131,7 +182,7 @@ def decode(payload: bytes | str, *, tag: str | None = None, version: int | None 
         except KeyError:
             raise DecodeError(f"no upcaster from {tag} v{step} to v{step + 1}") from None
     try:
-        return msgspec.convert(stored, AnyEvent)
+        return msgspec.convert(stored, words.union)
     except RecursionError:
         raise DecodeError(f"{tag} v{version}: nested too deeply") from None
     except msgspec.ValidationError as error:
@@ -144,6 +195,11 @@ def _started_before_duels(stored: dict[str, Any]) -> dict[str, Any]:
     return stored
 
 
-def json_schema() -> dict[str, Any]:
-    """The JSON Schema of every event (a tagged union on the `type` field)."""
-    return msgspec.json.schema(AnyEvent)
+def json_schema(tag: str | None = None) -> dict[str, Any]:
+    """The JSON Schema of every event (a tagged union on the `type` field), or of the one event
+    stored under `tag` (with only the definitions it uses).
+
+    Raises:
+        DecodeError: no event type has that tag.
+    """
+    return msgspec.json.schema(_words().union if tag is None else event_type(tag))

@@ -26,9 +26,10 @@ class HandChosen(Event, tag="porrinha.hand_chosen"):
 class HandReset(Event, tag="porrinha.hand_reset"):
     """Lenient ruling: the seat's invalid hand counts as 0 chopsticks.
 
-    Recorded only by matchlog before 0.2: the others could count it (a rejected hand took two
-    events, a valid one one). Now the lenient policy is a consequence of the `AnswerRejected`
-    itself, which the others see as one `HandHidden` like any hand; old logs still replay.
+    Recorded only in logs written before views denied by default (an earlier form of 0.1.0): the
+    others could count it (a rejected hand took two events, a valid one one). Now the lenient
+    policy is a consequence of the `AnswerRejected` itself, which the others see as one
+    `HandHidden` like any hand; old logs still replay.
     """
 
     seat: int

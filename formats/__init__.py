@@ -11,16 +11,23 @@ Every format is a pair of pure functions: a match's records in, text out (`expor
 matches' events out as drafts ready to append at seq 0 (`read`), each judged by the engine and
 audited on the way, or a `FormatError` (an `ImportRejected`, code `import.<format>`) naming the
 line, game, move or state it could not take. Exporting, importing and exporting again gives the
-same text. The CLI appends what `read` returns in one transaction, all of it or none.
+same text. The CLI appends what `read` returns in one transaction, all of it or none, but for a
+match the log holds already from another record of the same game (`recorded_already`): one game is
+one match, whichever tool's record brought it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
-from matchlog.events import Draft, MatchStarted, Record, UsageError
+import msgspec
+
+from matchlog.engines import CHANCE
+from matchlog.events import ActionsUndone, Draft, MatchEnded, MatchStarted, PlayerRemoved, Record, UsageError, encode
+from matchlog.replay.fold import engine_of, walk
 
 from .bounds import MAX_RECORD_BYTES, bounded_lines
 from .fish_state import export_fish_state, read_fish_state
@@ -48,6 +55,7 @@ __all__ = [
     "read_mat",
     "read_sgf",
     "read_text",
+    "recorded_already",
 ]
 
 #: Each format's games.
@@ -112,6 +120,37 @@ def read(data: bytes, format: str) -> list[ImportedMatch]:
     except UnicodeDecodeError as error:
         raise FormatError(format, f"byte {error.start}: the file is not UTF-8 text") from None
     return reader(text)
+
+
+def recorded_already(log: Any, match: ImportedMatch) -> UUID | None:
+    """The match of `log` that is `match` already, recorded from another record of the same game (a
+    `.mat` and an `.sgf` of it carry the same game, but not its time, nor the order in which a turn's
+    dice were used), or None: the same start, every chance event from the same position, and the
+    same end (`_course`). (A file imported twice has the same ids: the log takes it as a re-sent no-op.)"""
+    records = match.records()
+    started = records[0].event
+    assert isinstance(started, MatchStarted)
+    course = _course(records)
+    for info in log.matches(game=started.game, player=started.seats[0].name):
+        if info.match_id != match.match_id and _course(log.read(info.match_id)) == course:
+            return info.match_id
+    return None
+
+
+def _course(records: Sequence[Record]) -> list[bytes]:
+    """What makes a match the game it is, whichever record carries it: how it started, the position
+    each time the turn passes (so each turn's result, in whatever order its moves were recorded),
+    every chance event, and each ruling, undo and the end."""
+    engine = engine_of(records)
+    course = [encode(records[0].event)]
+    for record, before, after, _ in walk(engine, records, engine.start(records[0].event)):  # type: ignore[arg-type]
+        event = record.event
+        turn, then = engine.to_act(before), engine.to_act(after)
+        if (turn is not None and turn.seat == CHANCE) or isinstance(event, MatchEnded | PlayerRemoved | ActionsUndone):
+            course.append(encode(event))
+        if then is None or turn is None or then.seat != turn.seat:
+            course.append(msgspec.msgpack.encode(after))
+    return course
 
 
 def batches(matches: Sequence[ImportedMatch]) -> list[tuple[UUID, Sequence[Draft], int]]:

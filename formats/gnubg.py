@@ -27,7 +27,8 @@ or exports one (it drops properties it does not know): each seat's player (`Stra
 (`Rules`), an opening roll that was rolled again (`Opening roll`), the chance commitment and its
 seed (`Chance commitment`, `Chance seed`), match play (`Cube`, `Resignations`, and `Gammons` for
 the Jacoby rule: GNU Backgammon swallows any tag named after Jacoby), and a
-side's removal (`Forfeit "SEAT CODE: REASON"`). A record without them (another tool's) is read for
+side's removal (`Forfeit "SEAT CODE: REASON"`); SGF's game comment also holds the time of day
+(`EventTime`, a `.mat` header's tag: SGF's DT is a date only). A record without them (another tool's) is read for
 what it shows: the cube is in play when it has a double, resignations when it ends with one.
 
 Seats: GNU Backgammon's player 0 (White, the left column of a .mat) is matchlog's seat 0 (X,
@@ -37,6 +38,7 @@ moving from point 23 to 0), player 1 (Black) is seat 1.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Literal
 
 import msgspec
@@ -84,6 +86,7 @@ __all__ = [
     "game_of",
     "read_game",
     "read_tags",
+    "recorded_at",
     "tags_of",
     "write_tag",
 ]
@@ -99,6 +102,9 @@ class Roll(msgspec.Struct, kw_only=True):
     dice: tuple[int, int]
     steps: list[Step] = msgspec.field(default_factory=list)
     where: str = ""
+    #: Read from a match's records: the roll's event and each step's (what an analysis names).
+    seq: int | None = None
+    step_seqs: list[int] = msgspec.field(default_factory=list)
 
 
 class Cube(msgspec.Struct, kw_only=True):
@@ -165,6 +171,23 @@ def _quoted(value: str) -> str:
 def read_tags(text: str) -> dict[str, str]:
     """The tags in a text (a `.mat` header line, an SGF game comment), by name."""
     return {found.group(1): re.sub(r"\\(.)", r"\1", found.group(2)) for found in _TAG.finditer(text)}
+
+
+def recorded_at(date: str, clock: str) -> int | None:
+    """When a record says its game was played (UTC microseconds): a date (`.mat`'s `2026.11.23`,
+    SGF's `2026-11-23`) and a time of day (`EventTime`'s `14.05`; midnight without one), to the
+    minute, which is all either record keeps. None without a valid date."""
+    found = re.fullmatch(r"\s*(\d{4})[.-](\d{1,2})[.-](\d{1,2})\s*", date)
+    if found is None:
+        return None
+    hour = minute = 0
+    if (time := re.fullmatch(r"\s*(\d{1,2})[.:](\d{2})\s*", clock)) is not None:
+        hour, minute = int(time.group(1)), int(time.group(2))
+    try:
+        when = datetime(int(found.group(1)), int(found.group(2)), int(found.group(3)), hour, minute, tzinfo=UTC)
+    except ValueError:
+        return None
+    return int(when.timestamp()) * 1_000_000
 
 
 def tags_of(game: GameRecord) -> list[tuple[str, str]]:
@@ -267,15 +290,17 @@ def game_of(records: list[Record]) -> GameRecord:
         match event:
             case OpeningRolled(first=first, second=second):
                 if options.move_by_turn_rolls:  # the opening roll is the starter's roll: its die first
-                    game.actions.append(Roll(player=after.side, dice=(max(first, second), min(first, second))))
+                    dice = (max(first, second), min(first, second))
+                    game.actions.append(Roll(player=after.side, dice=dice, seq=record.seq))
                 else:
                     game.opening = (first, second)
             case DiceRolled(seat=seat, dice=dice):
-                game.actions.append(Roll(player=seat, dice=dice))
+                game.actions.append(Roll(player=seat, dice=dice, seq=record.seq))
             case CheckerMoved():
                 roll = game.actions[-1]
                 assert isinstance(roll, Roll)
                 roll.steps.append(step_of(state, event, after))
+                roll.step_seqs.append(record.seq)
             case DoubleOffered(seat=seat, cube=value):
                 game.actions.append(Cube(player=seat, action="double", value=value))
             case DoubleTaken(seat=seat):

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from datetime import UTC, datetime
 
 from matchlog.engines.backgammon_notation import play_text
 from matchlog.events import Record, Series, UsageError, us_to_datetime
@@ -56,6 +55,7 @@ from .gnubg import (
     game_of,
     read_game,
     read_tags,
+    recorded_at,
     tags_of,
     write_tag,
 )
@@ -221,18 +221,7 @@ def _action(text: str, player: int, where: str) -> Roll | Cube | Win | None:
 
 def _date(tags: dict[str, str]) -> int | None:
     """The record's time (UTC microseconds) from EventDate and EventTime, if it has a date."""
-    date = tags.get("EventDate", "")
-    found = re.fullmatch(r"\s*(\d{4})\.(\d{1,2})\.(\d{1,2})\s*", date)
-    if found is None:
-        return None
-    hour = minute = 0
-    if (clock := re.fullmatch(r"\s*(\d{1,2})[.:](\d{2})\s*", tags.get("EventTime", ""))) is not None:
-        hour, minute = int(clock.group(1)), int(clock.group(2))
-    try:
-        when = datetime(int(found.group(1)), int(found.group(2)), int(found.group(3)), hour, minute, tzinfo=UTC)
-    except ValueError:
-        return None
-    return int(when.timestamp()) * 1_000_000
+    return recorded_at(tags.get("EventDate", ""), tags.get("EventTime", ""))
 
 
 def read_mat(text: str) -> list[ImportedMatch]:

@@ -17,8 +17,9 @@ points 0..23 of matchlog's board (seat 0's 1-point is `a`, seat 1's is `x`), `y`
 resignation followed). Analysis properties are ignored; a position set up by hand (AB, AW, AE) is
 refused: matchlog imports games from the start.
 
-What matchlog adds (each seat's player, an opening roll rolled again, the rules, match play, the
-chance commitment and its seed) it writes as tags in the game comment, `GC[[Strategy 1
+What matchlog adds (the time of day, `EventTime` as a `.mat` has it, since DT holds a date only;
+each seat's player, an opening roll rolled again, the rules, match play, the chance commitment and
+its seed) it writes as tags in the game comment, `GC[[Strategy 1
 "heuristic"\\]...]`, the one place GNU Backgammon keeps when it loads a game and saves it again (it
 drops properties it does not know; `formats.gnubg` lists the tags), and reads them back. Files
 matchlog wrote before put them in private root properties (XW, XB, XO, XR, XC, XS), still read.
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from datetime import UTC, datetime
+from collections.abc import Callable
 from typing import Any
 
 from matchlog.events import Record, Series, us_to_datetime
@@ -46,12 +47,13 @@ from .gnubg import (
     game_of,
     read_game,
     read_tags,
+    recorded_at,
     tags_of,
     write_tag,
 )
 from .imported import FormatError, ImportedMatch, derived_id, match_key
 
-__all__ = ["FORMAT", "export_sgf", "read_sgf"]
+__all__ = ["FORMAT", "export_sgf", "read_nodes", "read_sgf"]
 
 FORMAT = "sgf"
 Node = dict[str, list[str]]
@@ -88,8 +90,9 @@ def _escaped(value: str) -> str:
     return value.replace("\\", "\\\\").replace("]", "\\]")
 
 
-def export_sgf(records: list[Record]) -> str:
-    """A backgammon match as an SGF text (one game of a 1-point match).
+def export_sgf(records: list[Record], extra: Callable[[Roll], str] | None = None) -> str:
+    """A backgammon match as an SGF text (one game of a 1-point match); `extra(roll)` gives more
+    properties for a roll's node (GNU Backgammon's analysis properties: `matchlog.analysis`).
 
     Raises:
         UsageError: the match is not backgammon.
@@ -107,7 +110,8 @@ def export_sgf(records: list[Record]) -> str:
     win = next((action for action in game.actions if isinstance(action, Win)), None)
     if win is not None:
         root += f"RE[{'WB'[win.player]}+{win.points}{'R' if win.resigned else ''}]"
-    root += "GC[" + _escaped("\n".join(write_tag(name, value) for name, value in tags_of(game))) + "]"
+    tags = [("EventTime", f"{when:%H.%M}"), *tags_of(game)]  # DT holds no time of day
+    root += "GC[" + _escaped("\n".join(write_tag(name, value) for name, value in tags)) + "]"
     nodes = [root]
     for action in game.actions:
         if isinstance(action, Cube):
@@ -119,7 +123,7 @@ def export_sgf(records: list[Record]) -> str:
                 nodes.append(f";PL[{colour}]DI[{dice}]")  # rolled, then resigned
                 continue
             steps = "".join(_letter(action.player, s.start) + _letter(action.player, s.end) for s in action.steps)
-            nodes.append(f";{colour}[{dice}{steps}]")
+            nodes.append(f";{colour}[{dice}{steps}]" + (extra(action) if extra is not None else ""))
     return "\n".join(nodes) + ")\n"
 
 
@@ -234,18 +238,24 @@ _VALUE = re.compile(r"\[([^\]\\]*(?:\\.[^\]\\]*)*)(\])?", re.DOTALL)
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
+def read_nodes(text: str) -> list[list[Node]]:
+    """Each game tree's main line of an SGF text, as its nodes' properties (name -> values).
+
+    Raises:
+        FormatError: the text is not SGF.
+    """
+    return [[node for _, node in tree] for tree in _Reader(text).collection()]
+
+
 def _one(node: Node, name: str) -> str | None:
     values = node.get(name)
     return values[0] if values else None
 
 
 def _date(root: Node) -> int | None:
-    text = _one(root, "DT") or ""
-    try:
-        when = datetime.strptime(text[:10], "%Y-%m-%d").replace(tzinfo=UTC)
-    except ValueError:
-        return None
-    return int(when.timestamp()) * 1_000_000
+    """The game's time (UTC microseconds): DT's first date, at the time of day of the game
+    comment's EventTime tag (DT holds no time), if DT has a date."""
+    return recorded_at((_one(root, "DT") or "").split(",")[0], read_tags(_one(root, "GC") or "").get("EventTime", ""))
 
 
 def _old_tags(root: Node) -> dict[str, str]:

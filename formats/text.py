@@ -26,6 +26,7 @@ on). Tag values are quoted, `\\"` and `\\\\` escaped. A move line starts with th
 
     every game   commit ALGORITHM HEX · seed HEX · N: rejected DECISION CODE "ANSWER" "MESSAGE" ·
                  N: removed CODE "REASON" · [N:] undo SEQ... "REASON" ·
+                 resumed players "PLAYER"... unconfined SEAT... ·
                  end RESULT places P... winners W... scores S... removed R... "REASON"
     Porrinha     N: hand H · N: hand reset · N: guess G · N: guess void
     Da Vinci     shuffle TILE... · N: draw TILE · N: joker at POSITION ·
@@ -62,6 +63,7 @@ from matchlog.events import (
     JokerPlaced,
     MatchEnded,
     MatchlogError,
+    MatchResumed,
     MatchStarted,
     Origin,
     Outcome,
@@ -86,7 +88,7 @@ __all__ = ["FORMAT", "GAMES", "export_text", "read_text"]
 FORMAT = "text"
 
 # Kinds of slot in a line.
-_INT, _INTS, _FLOATS, _TEXT = "int", "ints", "floats", "text"
+_INT, _INTS, _FLOATS, _TEXT, _TEXTS = "int", "ints", "floats", "text", "texts"
 _WORD, _TILE, _TILES, _NUMBER = "word", "tile", "tiles", "number"
 Slot = tuple[str, str]  # (field, kind)
 
@@ -109,6 +111,7 @@ _EVERY_GAME = (
     ),
     _Line(PlayerRemoved, "seat", ("removed", ("code", _WORD), ("reason", _TEXT))),
     _Line(ActionsUndone, "by", ("undo", ("seqs", _INTS), ("reason", _TEXT))),
+    _Line(MatchResumed, None, ("resumed", "players", ("players", _TEXTS), "unconfined", ("unconfined", _INTS))),
     _Line(
         MatchEnded,
         None,
@@ -188,6 +191,8 @@ def _slot(value: Any, kind: str) -> str:
             return " ".join(_encode_text(float(v)).decode() for v in value)
         case "text":
             return _encode_text(value).decode()
+        case "texts":
+            return " ".join(_encode_text(v).decode() for v in value)
         case "tile":
             return _tile(value)
         case "tiles":
@@ -276,6 +281,12 @@ def _int(text: str) -> int:
 
 def _read_slot(tokens: list[str], at: int, kind: str) -> tuple[Any, int]:
     """The value of a slot at `tokens[at]`, and where the next part starts."""
+    if kind == "texts":
+        texts = []
+        while at < len(tokens) and tokens[at].startswith('"'):
+            texts.append(_read_slot(tokens, at, "text")[0])
+            at += 1
+        return tuple(texts), at
     many = {"ints": _int, "floats": float, "tiles": _tile_of}.get(kind)
     if many is not None:
         values = []

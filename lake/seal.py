@@ -1,7 +1,8 @@
 """`matchlog archive --to PATH`: seal a log's ended matches into the archive's Delta table.
 
-The log is only read (through the `Log` interface, so a file or the service that owns it): its
-chains are verified first, and a match whose chain does not verify is refused, not archived. The
+The log is only read, through what `Source` names of it (`matchlog.Log`, a file or the service that
+owns it, is one; the archive does not know the Python API that serves it back): its chains are
+verified first, and a match whose chain does not verify is refused, not archived. The
 matches go in batches, each one Delta commit: a batch is in the table whole or not at all, so a
 kill at any moment leaves the table as it was after its last commit (files of a batch that was
 never committed are not part of the table; `DeltaTable.vacuum` removes them) and the log as it
@@ -22,9 +23,9 @@ from __future__ import annotations
 import random
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from uuid import UUID
 
 import msgspec
@@ -39,16 +40,24 @@ from matchlog.store import Finding, MatchInfo
 from .heads import head_rows, save_heads
 from .table import FIGURE, MATCH, PARTITIONS, ROWS, SEALED, SEAT, app_id, archived_heads, deltalake, open_table
 
-if TYPE_CHECKING:
-    from matchlog import Log
+__all__ = ["Sealed", "Source", "archive_log", "covering_checkpoints"]
 
-__all__ = ["Sealed", "archive_log", "covering_checkpoints"]
 
-#: Events a batch holds (about; whole matches); matches whose events are asked of a server at once
-#: (it takes them in its URL); matches whose figures are asked at once (a server answers SQL with
-#: at most 100,000 rows).
+class Source(Protocol):
+    """What archiving reads of a log (`matchlog.Log` is one, a file or the server that owns it)."""
+
+    location: str
+
+    def matches(self) -> Iterable[MatchInfo]: ...
+    def verify(self, matches: Sequence[UUID]) -> Any: ...
+    def events_frame(self, *, matches: Sequence[UUID]) -> pa.Table: ...
+    def read(self, match: UUID, *, start: int = 0, stop: int | None = None) -> Sequence[Any]: ...
+    def sql(self, query: str, *, max_rows: int | None = None) -> Any: ...
+
+
+#: Events a batch holds (about; whole matches); matches whose figures are asked at once (a server
+#: answers SQL with at most 100,000 rows).
 BATCH_EVENTS = 250_000
-_ASK_SERVER = 250
 _ASK_FIGURES = 2_000
 #: Commits of one batch that Delta may refuse (another process archived some of its matches)
 #: before the run gives up.
@@ -73,7 +82,7 @@ class Sealed(msgspec.Struct, frozen=True):
         return self.events / self.seconds if self.seconds else 0.0
 
 
-def covering_checkpoints(log: Log, infos: Sequence[MatchInfo]) -> dict[UUID, str]:
+def covering_checkpoints(log: Source, infos: Sequence[MatchInfo]) -> dict[UUID, str]:
     """The signed checkpoint covering each match's head, as signed-note text (`sealed.checkpoint`).
 
     The hook for the proofs (a Merkle tree over the log and signed checkpoints): once a log keeps
@@ -84,7 +93,7 @@ def covering_checkpoints(log: Log, infos: Sequence[MatchInfo]) -> dict[UUID, str
 
 
 def archive_log(
-    log: Log,
+    log: Source,
     to: str,
     *,
     before: datetime | None = None,
@@ -179,7 +188,7 @@ class _Raced(Exception):
 
 
 def _rows(
-    log: Log, to: str, table: Any, batch: list[MatchInfo], done: dict[UUID, int], source: str
+    log: Source, to: str, table: Any, batch: list[MatchInfo], done: dict[UUID, int], source: str
 ) -> tuple[pa.Table, list[MatchInfo], list[Finding]]:
     """The rows that archive a batch, the matches they seal, and the matches refused."""
     ids = [info.match_id for info in batch]
@@ -196,17 +205,13 @@ def _rows(
     sealed = [info for info in batch if info.match_id not in bad]
     if not sealed:
         return pa.table({}), [], findings
-    from matchlog import ServerLog
-
-    step = _ASK_SERVER if isinstance(log, ServerLog) else len(sealed)
-    asked = [[info.match_id for info in sealed[at : at + step]] for at in range(0, len(sealed), step)]
-    frame = pa.concat_tables([log.events_frame(matches=ids) for ids in asked])
+    frame = log.events_frame(matches=[info.match_id for info in sealed])
     figures = _figures(log, sealed)
     checkpoints = covering_checkpoints(log, sealed)
     return _assemble(frame, sealed, done, figures, checkpoints, source), sealed, findings
 
 
-def _continues(log: Log, to: str, table: Any, info: MatchInfo, archived: int) -> bool:
+def _continues(log: Source, to: str, table: Any, info: MatchInfo, archived: int) -> bool:
     """Whether the log's event at seq `archived` is the one the archive holds there (so the match
     only went on since it was archived)."""
     import duckdb
@@ -222,7 +227,7 @@ def _continues(log: Log, to: str, table: Any, info: MatchInfo, archived: int) ->
     return bool(rows) and bool(in_log) and bytes(rows[0][0]) == in_log[0].hash
 
 
-def _figures(log: Log, infos: list[MatchInfo]) -> dict[UUID, list[tuple[int | None, str, float]]]:
+def _figures(log: Source, infos: list[MatchInfo]) -> dict[UUID, list[tuple[int | None, str, float]]]:
     """Each match's figures: the log's projection where it is current, else worked out from its
     events here (the log itself is not changed)."""
     found: dict[str, list[tuple[int | None, str, float]]] = {str(info.match_id): [] for info in infos}

@@ -31,6 +31,7 @@ from uuid import UUID
 import pyarrow as pa
 
 from matchlog.events import StoreError, UsageError
+from matchlog.store.schema import FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS
 
 __all__ = [
     "FIGURE",
@@ -49,37 +50,23 @@ __all__ = [
 
 _UTC = pa.timestamp("us", tz="UTC")
 
-MATCH = pa.struct(
-    [
-        ("status", pa.string()),
-        ("created_at", _UTC),
-        ("ended_at", _UTC),
-        ("players", pa.list_(pa.string())),
-        ("strategies", pa.list_(pa.string())),
-        ("options", pa.string()),
-        ("last_seq", pa.int64()),
-        ("head_hash", pa.binary()),
-        ("ended_seq", pa.int64()),
-        ("result", pa.string()),
-        ("winners", pa.list_(pa.int16())),
-        ("origin_match", pa.string()),
-        ("origin_seq", pa.int64()),
-        ("series_id", pa.string()),
-        ("series_game", pa.int32()),
-    ]
-)
-SEAT = pa.struct(
-    [
-        ("seat", pa.int16()),
-        ("name", pa.string()),
-        ("player", pa.string()),
-        ("place", pa.int16()),
-        ("score", pa.float64()),
-        ("winner", pa.bool_()),
-        ("removed", pa.bool_()),
-    ]
-)
-FIGURE = pa.struct([("seat", pa.int16()), ("figure", pa.string()), ("value", pa.float64())])
+
+def _catalogue(rows: pa.Schema) -> pa.StructType:
+    """A catalogue table's row (`store.schema`) as the archive keeps it beside each match: without
+    the match's id and game (the row's own columns), its times in UTC."""
+    return pa.struct(
+        [
+            field.with_type(_UTC) if pa.types.is_timestamp(field.type) else field
+            for field in rows
+            if field.name not in ("match_id", "game")
+        ]
+    )
+
+
+# The catalogue's rows of a match, as the log keeps them: one column set, written once (store.schema).
+MATCH = _catalogue(MATCH_ROWS)
+SEAT = _catalogue(SEAT_ROWS)
+FIGURE = _catalogue(FIGURE_ROWS)
 SEALED = pa.struct(
     [
         ("at", _UTC),

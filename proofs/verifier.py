@@ -24,7 +24,10 @@ them):
   is its chain hash; leaf hash = H(0x00 || leaf), node hash = H(0x01 || left || right));
 - with what the disputant held before (an older checkpoint, or the receipt their seat got when the
   match ended), that the log only grew since (a consistency proof), and, for a receipt of the same
-  match, that no event it signed was cut, changed or moved.
+  match, that no event it signed was cut, changed or moved;
+- every annotation the bundle proves (an analysis, a comment or a ruling beside the match: leaves of
+  the same tree, `annotation_hash` their chain): its hash from its row and the annotation before it,
+  its inclusion in the tree, and that it names the hash of the event the bundle proves at its seq.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ __all__ = [
     "MAX_PROOF",
     "NEEDS",
     "RECEIPT_KIND",
+    "Annotated",
     "Checked",
     "Checkpoint",
     "Entry",
@@ -59,6 +63,7 @@ __all__ = [
     "Problem",
     "Receipt",
     "VerifierKey",
+    "annotation_hash",
     "chain_hash",
     "check_bundle",
     "compare_receipt",
@@ -140,6 +145,29 @@ def chain_hash(
     line = (
         f"{prev.hex()}\n{match_id}\n{seq}\n{event_id}\n{at_us}\n{'' if actor is None else actor}\n"
         f"{game}\n{type}\n{version}\n{'' if seat is None else seat}\n{payload}"
+    )
+    return hashlib.sha256(line.encode()).digest()
+
+
+def annotation_hash(
+    prev: bytes,
+    match_id: str,
+    number: int,
+    annotation_id: str,
+    at_us: int,
+    seq: int,
+    event_hash: bytes,
+    author: str,
+    seat: int | None,
+    type: str,
+    payload: str,
+) -> bytes:
+    """An annotation's hash: SHA-256 of a line that starts with the word `annotation` (so no event's
+    hash, whose line starts with a hash, can pass for one), then the previous annotation's hash of
+    the match (hex), every column of its row, the note's canonical JSON last (store/annotations.py)."""
+    line = (
+        f"annotation\n{prev.hex()}\n{match_id}\n{number}\n{annotation_id}\n{at_us}\n{seq}\n{event_hash.hex()}\n"
+        f"{author}\n{'' if seat is None else seat}\n{type}\n{payload}"
     )
     return hashlib.sha256(line.encode()).digest()
 
@@ -497,6 +525,10 @@ def compare_receipt(
 _BUNDLE_FIELDS = ("bundle", "checkpoint", "match_id", "previous", "entries", "nodes", "against", "consistency")
 _ENTRY_FIELDS = ("seq", "leaf", "hash", "proof")
 _ROW_FIELDS = ("event_id", "at_us", "actor", "game", "type", "version", "seat", "payload")
+#: A bundle of an annotation has these too: the annotations proven and the hash before the first.
+_ANNOTATED_FIELDS = ("annotation_previous", "annotations")
+_ANNOTATION_FIELDS = ("number", "leaf", "hash", "proof", "row")
+_ANNOTATION_ROW_FIELDS = ("annotation_id", "at_us", "seq", "event_hash", "author", "seat", "type", "payload")
 _HASH = re.compile(r"[0-9a-f]{64}")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 #: A JSON string, or a bracket or brace outside strings: what the depth scan of a bundle steps through.
@@ -657,6 +689,49 @@ def _entry(value: Any, where: str, nodes: int) -> Entry:
     )
 
 
+@dataclass(frozen=True)
+class Annotated:
+    """One annotation of a bundle: its number in its match, leaf, hash, the indexes of its inclusion
+    proof into the bundle's nodes, and its row (the columns its hash covers, in their order)."""
+
+    number: int
+    leaf: int
+    hash: bytes
+    proof: tuple[int, ...]
+    row: tuple[str, int, int, bytes, str, int | None, str, str]
+
+    @property
+    def seq(self) -> int:
+        return self.row[2]
+
+
+def _annotation(value: Any, where: str, nodes: int) -> Annotated:
+    entry = _object(value, where, _ANNOTATION_FIELDS)
+    proof = _list(entry["proof"], f"{where}.proof", MAX_PROOF)
+    for number, index in enumerate(proof):
+        _int(index, f"{where}.proof[{number}]", 0, nodes - 1)
+    row = _object(entry["row"], f"{where}.row", _ANNOTATION_ROW_FIELDS)
+    annotation_id = _str(row["annotation_id"], f"{where}.row.annotation_id")
+    if not _UUID.fullmatch(annotation_id):
+        raise _format(f"{where}.row.annotation_id", "is not an annotation id (a UUID, lower-case)")
+    return Annotated(
+        number=_int(entry["number"], f"{where}.number"),
+        leaf=_int(entry["leaf"], f"{where}.leaf"),
+        hash=_hash(entry["hash"], f"{where}.hash"),
+        proof=tuple(proof),
+        row=(
+            annotation_id,
+            _int(row["at_us"], f"{where}.row.at_us", *_INT64),
+            _int(row["seq"], f"{where}.row.seq"),
+            _hash(row["event_hash"], f"{where}.row.event_hash"),
+            _str(row["author"], f"{where}.row.author"),
+            _maybe_int(row["seat"], f"{where}.row.seat"),
+            _str(row["type"], f"{where}.row.type"),
+            _str(row["payload"], f"{where}.row.payload"),
+        ),
+    )
+
+
 @dataclass
 class Checked:
     """What `check_bundle` found: the problems (none: it holds), and what was proven."""
@@ -667,8 +742,11 @@ class Checked:
     whole: int = 0
     size: int = 0
     against: Checkpoint | Receipt | None = None
+    #: The annotations the bundle proves, by number.
+    annotations: list[int] = field(default_factory=list)
     #: Everything the bundle says, once checked: the checkpoint, the match, each entry (seq, leaf,
-    #: hash, row) and what it is held against. Two bundles that check with one statement prove the same.
+    #: hash, row), what it is held against and each annotation (number, leaf, hash, row). Two bundles
+    #: that check with one statement prove the same.
     statement: tuple[Any, ...] | None = None
 
     @property
@@ -692,7 +770,7 @@ def _check(bundle: Any, key: VerifierKey) -> Checked:
             f"the bundle is of the format {bundle['bundle'][:40]!r}; this verifier reads {BUNDLE_FORMAT!r} "
             "(ask the log for the proof again)",
         )
-    fields = _object(bundle, "the bundle", _BUNDLE_FIELDS)
+    fields = _object(bundle, "the bundle", _BUNDLE_FIELDS, _ANNOTATED_FIELDS)
     match = _str(fields["match_id"], "match_id")
     if not _UUID.fullmatch(match):
         raise _format("match_id", "is not a match id (a UUID, lower-case)")
@@ -704,6 +782,16 @@ def _check(bundle: Any, key: VerifierKey) -> Checked:
         for n, entry in enumerate(_list(fields["entries"], "entries", MAX_INDEX))
     ]
     previous = None if fields["previous"] is None else _hash(fields["previous"], "previous")
+    annotated = "annotations" in fields or "annotation_previous" in fields
+    if annotated:
+        _object(fields, "the bundle", _BUNDLE_FIELDS + _ANNOTATED_FIELDS)  # both, or neither
+    annotations = [
+        _annotation(entry, f"annotations[{n}]", len(nodes))
+        for n, entry in enumerate(_list(fields.get("annotations", []), "annotations", MAX_INDEX))
+    ]
+    annotation_previous = fields.get("annotation_previous")
+    if annotation_previous is not None:
+        annotation_previous = _hash(annotation_previous, "annotation_previous")
     if type(fields["checkpoint"]) is not str:
         raise _format("checkpoint", "is not a signed note")
     against = fields["against"]
@@ -768,13 +856,31 @@ def _check(bundle: Any, key: VerifierKey) -> Checked:
                 f"entries[{number}].leaf",
                 f"is {entry.leaf}, not after {entries[number - 1].leaf}: a match's events enter the tree in seq order",
             )
+    # An annotation bundle proves annotations, consecutive, each of an event the bundle proves whole
+    # (its hash binds that event's hash), none at an event's leaf; `annotation_previous` is the hash
+    # before the first, null before number 0 (the first's hash binds it either way).
+    if annotated:
+        if not annotations:
+            raise _format("annotations", "is empty: a bundle of annotations proves at least one")
+        for number, annotation in enumerate(annotations[1:], start=1):
+            if annotation.number != annotations[number - 1].number + 1:
+                raise _format(f"annotations[{number}].number", "is not the one after the annotation before it")
+        whole = {entry.seq for entry in entries if entry.row is not None}
+        for number, annotation in enumerate(annotations):
+            if annotation.seq not in whole:
+                raise _format(f"annotations[{number}].row.seq", "names no event the bundle proves whole")
+        leaves = {entry.leaf for entry in entries} | {annotation.leaf for annotation in annotations}
+        if len(leaves) != len(entries) + len(annotations):
+            raise _format("annotations", "name a leaf twice")
+        if (annotation_previous is None) != (annotations[0].number == 0):
+            raise _format("annotation_previous", "is the hash before the first annotation: null before number 0")
     first = entries[0] if entries else None
     if first is not None and first.seq > 0:
         if first.row is None or previous is None:
             raise _format("previous", "an event after seq 0 is proven whole, with the hash before it")
     elif previous is not None:
         raise _format("previous", "is the hash before the first event, which is seq 0 (or absent): it must be null")
-    used = {index for entry in entries for index in entry.proof}
+    used = {index for entry in [*entries, *annotations] for index in entry.proof}
     if len(used) != len(nodes):
         unused = next(n for n in range(len(nodes)) if n not in used)
         raise _format(f"nodes[{unused}]", "is in no proof: a bundle carries nothing it does not use")
@@ -800,6 +906,27 @@ def _check(bundle: Any, key: VerifierKey) -> Checked:
         found[entry.seq] = (entry.leaf, entry.hash)
         result.seqs.append(entry.seq)
         chained = entry.hash
+
+    # 3b. Every annotation: its hash from its row and the one before it, about the event proven at
+    #     its seq, and in the tree.
+    chained = annotation_previous if annotation_previous is not None else GENESIS
+    for annotation in annotations:
+        number, seq = annotation.number, annotation.seq
+        if annotation_hash(chained, match, number, *annotation.row) != annotation.hash:
+            message = f"annotation {number}'s row and the hash before it do not give its hash: the row was changed"
+            problems.append(Problem("annotation.hash", message, match, seq))
+        if found[seq][1] != annotation.row[3]:
+            message = f"annotation {number} names an event hash the bundle does not prove at seq {seq}"
+            problems.append(Problem("annotation.event", message, match, seq))
+        proof = [nodes[index] for index in annotation.proof]
+        if not verify_inclusion(annotation.leaf, head.size, leaf_hash(annotation.hash), proof, head.root):
+            message = (
+                f"annotation {number} is not leaf {annotation.leaf} of the signed tree of {head.size} "
+                "(its inclusion proof fails)"
+            )
+            problems.append(Problem("annotation.not_in_tree", message, match, seq))
+        result.annotations.append(number)
+        chained = annotation.hash
 
     # 4. What the disputant held before: the log grew from it, and (a receipt) kept its events.
     if held is not None and old is not None:
@@ -828,6 +955,7 @@ def _check(bundle: Any, key: VerifierKey) -> Checked:
         match,
         tuple((entry.seq, entry.leaf, entry.hash, entry.row) for entry in entries),
         None if held is None else repr(held),
+        tuple((a.number, a.leaf, a.hash, a.row) for a in annotations),
     )
     return result
 
@@ -908,6 +1036,10 @@ def summary(result: Checked, key: VerifierKey) -> str:
         f"ok: match {result.match_id}, {span} ({result.whole} whole, {len(seqs) - result.whole} sealed), "
         f"are in the tree of {result.size} entries signed by {key.name}"
     )
+    if result.annotations:
+        numbers = result.annotations
+        which = f"annotation {numbers[0]}" if len(numbers) == 1 else f"annotations {numbers[0]} to {numbers[-1]}"
+        said += f"; {which} of the match, with it"
     if result.against is not None:
         kind = "receipt" if isinstance(result.against, Receipt) else "checkpoint"
         said += f"; the log only grew since the {kind} you hold ({result.against.size} entries)"

@@ -10,13 +10,23 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .calls import Channel, PlayerCalls, Reply
+    from .calls import DEFAULT_TIMEOUT, Channel, PlayerCalls, Reply
     from .channel import ChildPlayer
+    from .generic import Decision, GenericProtocol
     from .knockout import KnockoutResult, run_knockout
     from .match import GameProtocol, MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder
-    from .play import DEFAULT_TIMEOUT, RUNNERS, MatchResult, SeriesResult, play_match, play_series, resume_match
-    from .players import builtin_names, make_player, register_builtin, seats_from_specs, seats_taken_by
+    from .play import (
+        RUNNERS,
+        MatchResult,
+        SeriesResult,
+        play_match,
+        play_series,
+        resume_match,
+        runner,
+    )
+    from .players import make_player, seats_from_specs, seats_taken_by
     from .porrinha import PorrinhaProtocol, RandomPlayer, ReasonerPlayer, Table
+    from .registry import builtin_names, register_builtin
     from .sandbox import Limits
 
 _WHERE = {
@@ -32,16 +42,19 @@ _WHERE = {
     "Referee": ".match",
     "Resumption": ".match",
     "StoreRecorder": ".match",
-    "DEFAULT_TIMEOUT": ".play",
+    "DEFAULT_TIMEOUT": ".calls",
     "RUNNERS": ".play",
     "MatchResult": ".play",
     "SeriesResult": ".play",
     "play_match": ".play",
     "play_series": ".play",
     "resume_match": ".play",
-    "builtin_names": ".players",
+    "runner": ".play",
+    "Decision": ".generic",
+    "GenericProtocol": ".generic",
+    "builtin_names": ".registry",
     "make_player": ".players",
-    "register_builtin": ".players",
+    "register_builtin": ".registry",
     "seats_from_specs": ".players",
     "seats_taken_by": ".players",
     "PorrinhaProtocol": ".porrinha",
@@ -56,7 +69,9 @@ __all__ = [
     "RUNNERS",
     "Channel",
     "ChildPlayer",
+    "Decision",
     "GameProtocol",
+    "GenericProtocol",
     "KnockoutResult",
     "Limits",
     "MatchResult",
@@ -79,6 +94,7 @@ __all__ = [
     "register_builtin",
     "resume_match",
     "run_knockout",
+    "runner",
     "seats_from_specs",
     "seats_taken_by",
 ]

@@ -62,9 +62,11 @@ from matchlog.store import Store
 
 from .calls import Channel, PlayerCalls, Reply
 from .match import MAX_DECISIONS, MemoryRecorder, Referee, StoreRecorder
-from .players import register_builtin
+from .messages import Messages
+from .registry import register_builtin, register_messages
 
 __all__ = [
+    "BackgammonMessages",
     "Board",
     "CallablePlayer",
     "DieRolls",
@@ -692,6 +694,88 @@ def _score(play: Play, side: int) -> float:
     return score if math.isfinite(score) else 0.0
 
 
+class BackgammonMessages(Messages):
+    """begin_game, move and end_game carry the `side` asked and the whole `state` (backgammon hides
+    nothing); move adds its `legal_moves` and is answered `[die_index, source]`, "undo", or
+    pygammon's input `["MOVE", [die_index, source]]` / `["UNDO", null]`. observe carries pygammon's
+    `output` (its OutputType's name), `data` and `side`."""
+
+    def request(self, method: str, args: tuple[Any, ...]) -> dict[str, Any] | None:
+        if method == "observe" and len(args) == 3:
+            output, data, side = args
+            return {
+                "call": method,
+                "output": output.name,
+                "data": _pygammon_data(data),
+                "side": None if side is None else int(side),
+            }
+        if len(args) == 1 and isinstance(args[0], Board):
+            board = args[0]
+            message = {"call": method, "side": int(board.side), "state": msgspec.to_builtins(board.state)}
+            if method == "move":
+                message["legal_moves"] = [list(move) for move in board.legal_moves()]
+            return message
+        return super().request(method, args)
+
+    def answer(self, method: str, value: Any) -> Any:
+        if method == "move" and isinstance(value, list) and len(value) == 2 and value[0] in ("MOVE", "UNDO"):
+            return (InputType[value[0]], value[1])
+        return value
+
+    def arguments(self, message: dict[str, Any]) -> tuple[Any, ...]:
+        if message["call"] == "observe":
+            output, data, side = OutputType[message["output"]], message["data"], message["side"]
+            if output is OutputType.GAME_STATE:
+                board = [Point(None if p["side"] is None else Side(p["side"]), p["count"]) for p in data["board"]]
+                data = GameState(
+                    board, data["first_hit"], data["first_borne"], data["second_hit"], data["second_borne"]
+                )
+            elif output in (OutputType.TURN_ROLLS, OutputType.MOVE_ROLLS):
+                data = DieRolls(*data)
+            elif output is OutputType.INVALID_MOVE:
+                data = InvalidMoveCode[data]
+            else:
+                data = Side(data)
+            return (output, data, None if side is None else Side(side))
+        if "state" in message:
+            return (Board(msgspec.convert(message["state"], BackgammonState), message["side"]),)
+        return super().arguments(message)
+
+    def reply(self, method: str, value: Any) -> Any:
+        if method != "move":
+            return value
+        if _is_input_type(value):
+            return "undo" if value.name == "UNDO" else value.name
+        if isinstance(value, tuple | list) and len(value) == 2 and _is_input_type(value[0]):
+            return [value[0].name, value[1]]
+        return value
+
+
+def _is_input_type(value: object) -> bool:
+    """Our InputType, or pygammon's own (a client written for pygammon)."""
+    return isinstance(value, Enum) and type(value).__name__ == "InputType"
+
+
+def _pygammon_data(data: Any) -> Any:
+    """An output's data as JSON: GameState as an object, DieRolls as a pair, a code or side by name."""
+    if isinstance(data, GameState):
+        return {
+            "board": [{"side": None if p.side is None else int(p.side), "count": p.count} for p in data.board],
+            "first_hit": data.first_hit,
+            "first_borne": data.first_borne,
+            "second_hit": data.second_hit,
+            "second_borne": data.second_borne,
+        }
+    if isinstance(data, DieRolls):
+        return [data.first, data.second]
+    if isinstance(data, Side):
+        return int(data)
+    if isinstance(data, Enum):
+        return data.name
+    return msgspec.to_builtins(data, enc_hook=repr)
+
+
+register_messages("backgammon", lambda seat: BackgammonMessages())
 register_builtin("backgammon", "random", RandomPlayer, "a random legal move")
 register_builtin(
     "backgammon",

@@ -20,7 +20,10 @@ from typing import Any, Protocol
 
 import msgspec
 
-__all__ = ["Channel", "PlayerCalls", "PlayerFailed", "PlayerLeft", "Reply"]
+__all__ = ["DEFAULT_TIMEOUT", "Channel", "PlayerCalls", "PlayerFailed", "PlayerLeft", "Reply"]
+
+#: Seconds a player may take to answer one call, unless told otherwise.
+DEFAULT_TIMEOUT = 10.0
 
 #: How much of a player's exception text a record keeps.
 _DETAIL_LIMIT = 300

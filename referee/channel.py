@@ -27,7 +27,8 @@ import msgspec
 from matchlog.events import UsageError
 
 from .calls import Channel, PlayerCalls, Reply
-from .messages import Messages, messages_for
+from .messages import Messages
+from .registry import messages_for
 from .sandbox import MALFORMED, START, TIMEOUT, UNCONFINED, Child, ChildFailed, Limits
 
 __all__ = ["ChildPlayer", "ProcessChannel", "channel_for", "close_players", "program_argv"]

@@ -16,6 +16,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from rich.console import Console
 from rich.text import Text
 
@@ -32,12 +33,13 @@ from matchlog.engines.views import shown_event, shown_state
 from matchlog.events import Event, IllegalAction
 
 from .calls import Channel, PlayerLeft, Reply
-from .players import register_builtin
+from .messages import Messages
+from .registry import register_builtin, register_messages
 
 if TYPE_CHECKING:
     from .match import Referee
 
-__all__ = ["DavinciProtocol", "HumanPlayer", "RandomPlayer", "SeedAIPlayer", "candidates"]
+__all__ = ["DavinciMessages", "DavinciProtocol", "HumanPlayer", "RandomPlayer", "SeedAIPlayer", "candidates"]
 
 #: Invalid answers in a row that remove a player (the game's: the judge takes a removal only there).
 MAX_INVALID = ENGINE.spec.rejection_limit
@@ -296,16 +298,24 @@ class HumanPlayer:
         self.seat = view.turn
         self.draw(view)
         opponents = [t for t in view.active_seats if t != view.turn]
+        numbers = f"0-11{' or joker' if view.options.jokers else ''}"
         while True:
-            hint = "position number" if len(opponents) == 1 else "seat position number"
-            words = self._line(
-                f"Your guess ({hint}; a number 0-11{', or joker' if view.options.jokers else ''}): "
-            ).split()
+            words = self._line(f"Your guess ({self._example(view, opponents)}; a number is {numbers}): ").split()
             guess = self._parse_guess(view, opponents, words)
             if isinstance(guess, str):
                 self.console.print(Text(guess, style="red"))
                 continue
             return guess
+
+    @staticmethod
+    def _example(view: DavinciState, opponents: list[int]) -> str:
+        """What a guess is typed as here, with an example from this table: `position number` against
+        one opponent (its seat may be given too), `seat position number` against more."""
+        target = opponents[0]
+        position = next((p for p, shown in enumerate(view.revealed[target]) if not shown), 0)
+        if len(opponents) == 1:
+            return f"position number, e.g. {position} 7 for {view.names[target]}'s tile {position}"
+        return f"seat position number, e.g. {target} {position} 7 for {view.names[target]}'s tile {position}"
 
     def _parse_guess(
         self, view: DavinciState, opponents: list[int], words: list[str]
@@ -313,7 +323,7 @@ class HumanPlayer:
         if len(words) == 2 and len(opponents) == 1:
             words = [str(opponents[0]), *words]
         if len(words) != 3:
-            return "Give a seat, a position and a number, e.g. 1 2 7."
+            return f"Give {self._example(view, opponents)}."
         try:
             target, position = int(words[0]), int(words[1])
         except ValueError:
@@ -364,6 +374,29 @@ class HumanPlayer:
             self.console.print(Text(f"Give a place from 0 to {size}.", style="red"))
 
 
+class DavinciMessages(Messages):
+    """Every call carries the player's `seat` and its `view` (`DavinciState` as that seat sees it:
+    other seats' hidden tiles and the pile are HIDDEN markers); observe adds the step's `text`."""
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+
+    def request(self, method: str, args: tuple[Any, ...]) -> dict[str, Any] | None:
+        if args and isinstance(args[0], DavinciState):
+            message = {"call": method, "seat": self.seat, "view": msgspec.to_builtins(args[0])}
+            if method == "observe" and len(args) == 2:
+                message["text"] = args[1]
+            return message
+        return super().request(method, args)
+
+    def arguments(self, message: dict[str, Any]) -> tuple[Any, ...]:
+        if "view" in message:
+            view = msgspec.convert(message["view"], DavinciState)
+            return (view, message["text"]) if message["call"] == "observe" else (view,)
+        return super().arguments(message)
+
+
+register_messages("davinci", DavinciMessages)
 register_builtin("davinci", "seed-ai", SeedAIPlayer, "the seed's AI: the tile with the fewest possibilities first")
 register_builtin("davinci", "random", RandomPlayer, "a random hidden tile, a random unseen number")
 register_builtin("davinci", "human", HumanPlayer, "you, at the terminal")

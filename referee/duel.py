@@ -34,7 +34,7 @@ from matchlog.events import ChanceCommitted, ChanceRevealed, Duel, Sprt, UsageEr
 from matchlog.replay.duels import DuelReport
 from matchlog.replay.sprt import Estimate, estimate, llr
 
-from .play import DEFAULT_TIMEOUT, RUNNERS
+from .play import DEFAULT_TIMEOUT, runner
 from .players import seats_from_specs
 from .sandbox import Limits
 from .tournament import DuelPlan, Pool, Setup, _chain_findings, _Processes, _record, _Writer, cores
@@ -107,8 +107,7 @@ def run_duel(
         StoreError: the log refused the duel's events.
     """
     engine = get_engine(game)
-    if game not in RUNNERS:
-        raise UsageError(f"matchlog cannot referee {game} yet", code="usage.game")
+    runner(game)
     spec = engine.spec
     table = seats or max(2, spec.min_players)
     if table < 2:

@@ -16,16 +16,25 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from matchlog.engines import GameTree, Turn
-from matchlog.engines.fish import COLORS, ENGINE, FishState, Position, penguins_that_can_move
+from matchlog.engines.fish import (
+    COLORS,
+    ENGINE,
+    FishState,
+    Position,
+    penguins_that_can_move,
+    state_from_json,
+    state_to_json,
+)
 from matchlog.events import Event, IllegalAction, PenguinMoved, PlayerRemoved
 
 from .calls import Channel, Reply
-from .players import register_builtin
+from .messages import Messages
+from .registry import register_builtin, register_messages
 
 if TYPE_CHECKING:
     from .match import Referee
 
-__all__ = ["FishProtocol", "HousePlayer", "RandomPlayer", "maximin", "zigzag"]
+__all__ = ["FishMessages", "FishProtocol", "HousePlayer", "RandomPlayer", "maximin", "move_value", "zigzag"]
 
 
 class FishProtocol:
@@ -125,6 +134,21 @@ def maximin(tree: GameTree, depth: int) -> tuple[Position, Position] | None:
     return (best.source, best.target) if best is not None else None
 
 
+def move_value(tree: GameTree, move: Event, depth: int) -> float:
+    """What `move` makes sure of for the seat to move: its score after its next `depth` turns, the
+    others playing against it (the house player's measure, without the pruning that only tells the
+    best move). The analyser of Fish (matchlog.analysis) judges moves by it.
+
+    Raises:
+        ValueError: `move` is not a valid move of `tree`.
+    """
+    turn = tree.turn
+    child = tree.after(move)
+    if turn is None or child is None:
+        raise ValueError(f"{move!r} is not a valid move here")
+    return _value(child, turn.seat, depth - 1, -math.inf, math.inf)
+
+
 def _key(move: Event) -> tuple[Position, Position]:
     assert isinstance(move, PenguinMoved)
     return move.source, move.target
@@ -198,6 +222,43 @@ class RandomPlayer:
         return move.source, move.target  # type: ignore[attr-defined]
 
 
+class FishMessages(Messages):
+    """initialize carries the `board`, the number of `players` and the player's `color`; the others
+    the course's State (`engines.fish.state_to_json`, as the remote protocol sends it), listen and
+    finalize with its `phase`; terminate its `reason`. Nothing is heard before the placements."""
+
+    def request(self, method: str, args: tuple[Any, ...]) -> dict[str, Any] | None:
+        match method, args:
+            case "initialize", (board, players, color):
+                return {"call": method, "board": [list(row) for row in board], "players": players, "color": color}
+            case "terminate", (reason,):
+                return {"call": method, "reason": reason}
+            case _, ((FishState() | GameTree()) as given,):
+                state: FishState = given if isinstance(given, FishState) else given.state
+                if state.phase not in ("place", "move", "over") or not state.order:
+                    return None  # ages are still being given: there is no State to send yet
+                turn = ENGINE.to_act(state)
+                first = turn.seat if turn is not None and turn.seat >= 0 else state.order[0]
+                message = {"call": method, "state": state_to_json(state, first)}
+                if method in ("listen", "finalize"):
+                    message["phase"] = state.phase
+                return message
+        return super().request(method, args)
+
+    def arguments(self, message: dict[str, Any]) -> tuple[Any, ...]:
+        method = message["call"]
+        if method == "initialize":
+            return (tuple(tuple(row) for row in message["board"]), message["players"], message["color"])
+        if method == "terminate":
+            return (message["reason"],)
+        if "state" in message:
+            phase = "place" if method == "get_placement" or message.get("phase") == "place" else "move"
+            state = state_from_json(message["state"], phase=phase)
+            return (state,) if method == "get_placement" else (GameTree(ENGINE, state),)
+        return super().arguments(message)
+
+
+register_messages("fish", lambda seat: FishMessages())
 register_builtin(
     "fish",
     "maximin",

@@ -72,8 +72,8 @@ def _serve(python: dict[str, Any]) -> None:
     import msgspec
 
     from matchlog.referee.calls import PlayerFailed
-    from matchlog.referee.messages import messages_for
-    from matchlog.referee.players import load_player
+    from matchlog.referee.classes import load_player
+    from matchlog.referee.registry import messages_for
 
     try:
         messages = messages_for(python["game"])

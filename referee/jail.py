@@ -9,7 +9,9 @@ appear, read-only, at the paths they have outside:
   and the linker's files of /etc), but no other file of /etc, /home, /root, /srv, /var, /run or /tmp;
 - for a Python class: the interpreter matchlog runs on with its standard library and site packages,
   matchlog's own packages (`packages()`: the host speaks the protocol with them, and a player may use
-  them), and the player's file (or its module's package);
+  them), every installed game's package and metadata wherever it was installed (`games()`: a player
+  may use its game's rules, and the registry inside knows the games the referee knows), and the
+  player's file (or its module's package);
 - for a program: the program (found on PATH, the system's folders first) with the Python installation
   it belongs to if it is a Python interpreter, the interpreter of a script (its `#!` line), and every
   file or folder its command line names;
@@ -31,10 +33,13 @@ import subprocess
 import sys
 import sysconfig
 from collections.abc import Iterable
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-__all__ = ["find_jail", "jail_argv", "packages"]
+from matchlog.events.plugins import GROUP
+
+__all__ = ["find_jail", "games", "jail_argv", "packages"]
 
 #: matchlog's packages, which a Python player's host imports to speak the protocol, and a player may
 #: use as a library (its code is no secret): all of them, as pyproject.toml declares them (`packages`).
@@ -55,6 +60,23 @@ def packages() -> list[str]:
             found = importlib.util.find_spec(name)
             folders.extend(found.submodule_search_locations or () if found else ())
     return folders
+
+
+def games() -> list[str]:
+    """The files of every game registered through the `matchlog.games` entry point: its module's top
+    package (or module) and its distribution's metadata folder, wherever they were installed. In a
+    site-packages they are shown already; a development install (`pip install -e`) or `pip install
+    --target` leaves them elsewhere, and a player of the game may import it as the referee does.
+    Only these are shown, never the folder they lie in (which may hold a log)."""
+    found: list[str] = []
+    for point in entry_points(group=GROUP):
+        found.append(_code_files(point.module) or "")
+        # importlib.metadata names no public path of a distribution's metadata folder; a
+        # PathDistribution (every one found on sys.path) keeps it as `_path`.
+        metadata = getattr(point.dist, "_path", None)
+        if metadata is not None:
+            found.append(str(metadata))
+    return [path for path in found if path]
 
 
 #: The system's folders every player sees (links stay links, as on the host).
@@ -123,6 +145,7 @@ def jail_argv(bwrap: str, run: dict[str, Any], memory: int | None) -> list[str]:
             if Path(entry).name in ("site-packages", "dist-packages"):
                 binds.add(entry)
         binds.add_all(packages())
+        binds.add_all(games())
         binds.add(_player_files(run["python"]["spec"]))
     # The private /tmp first: a player's files in the referee's /tmp are bound over it.
     places = ["--proc", "/proc", "--dev", "/dev", "--size", str(memory or _TMP_BYTES), "--tmpfs", "/tmp"]
@@ -223,8 +246,13 @@ def _player_files(spec: str) -> str | None:
     where = spec.rpartition(":")[0]
     if where.endswith(".py") or "/" in where:
         return where
+    return _code_files(where)
+
+
+def _code_files(module: str) -> str | None:
+    """The folder of `module`'s top package, or the file of a top-level module (None: not found)."""
     try:
-        found = importlib.util.find_spec(where.partition(".")[0])
+        found = importlib.util.find_spec(module.partition(".")[0])
     except (ImportError, ValueError):
         return None
     if found is None:

@@ -26,7 +26,7 @@ from matchlog.store import Store
 
 from .channel import channel_for
 from .match import MemoryRecorder, Recorder, Referee, StoreRecorder
-from .play import DEFAULT_TIMEOUT, RUNNERS, MatchResult, play_match
+from .play import DEFAULT_TIMEOUT, MatchResult, play_match, runner
 from .players import is_builtin
 
 __all__ = ["KnockoutResult", "run_knockout"]
@@ -73,8 +73,7 @@ def run_knockout(
     """
     engine = get_engine(game)
     spec = engine.spec
-    if game not in RUNNERS:
-        raise UsageError(f"matchlog cannot referee {game} in a knockout", code="usage.game")
+    runner(game)
     largest = min(largest, spec.max_players or largest)
     if tables(2 * largest + 1, largest, spec.min_players) is None:
         raise UsageError(

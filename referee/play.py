@@ -16,9 +16,11 @@ from uuid import UUID
 
 import msgspec
 
+from matchlog.engines import game as registered
 from matchlog.engines import get as get_engine
 from matchlog.engines import parse_options
 from matchlog.engines.chance import ChanceSource, commitment, seed_for
+from matchlog.engines.plugin import resolve
 from matchlog.events import (
     ChanceCommitted,
     ChanceRevealed,
@@ -36,8 +38,9 @@ from matchlog.events import (
 from matchlog.store import Store
 
 from . import backgammon, davinci, fish
-from .calls import Channel
+from .calls import DEFAULT_TIMEOUT, Channel
 from .channel import channel_for, close_players
+from .generic import run_generic
 from .match import MemoryRecorder, Recorder, Referee, Resumption, StoreRecorder, ctrl_c_deferred
 from .players import is_builtin, make_player, runs_unconfined, seats_from_specs, seats_taken_by
 from .porrinha import PorrinhaProtocol
@@ -51,22 +54,39 @@ __all__ = [
     "play_match",
     "play_series",
     "resume_match",
+    "runner",
 ]
 
-#: Seconds a player may take to answer one call, unless told otherwise.
-DEFAULT_TIMEOUT = 10.0
 #: How many finished matches of a series may still be on their way to the log.
 _IN_FLIGHT = 32
 
 Runner = Callable[[Referee, Sequence[Channel], random.Random], object]
 
-#: How each game drives its players through a match: (referee, player calls, chance's RNG).
+#: How each of our games drives its players through a match: (referee, player calls, chance's RNG).
 RUNNERS: dict[str, Runner] = {
     "porrinha": lambda referee, calls, rng: referee.run(PorrinhaProtocol(calls)),
     "backgammon": backgammon.referee_match,
     "davinci": davinci.run_match,
     "fish": fish.run_match,
 }
+
+
+def runner(game: str) -> Runner:
+    """How `game`'s players are driven through a match: ours by their own protocol, a plugin's by
+    the protocol it brings (its `referee`), else by the generic protocol (`referee.generic`).
+
+    Raises:
+        UsageError: no such game, or a game matchlog records but does not referee (a tournament's
+            record) (`usage.game`).
+    """
+    if game in RUNNERS:
+        return RUNNERS[game]
+    found = registered(game)
+    if found.spec.tournament:
+        raise UsageError(f"matchlog cannot referee {game}: it is the record of a tournament", code="usage.game")
+    if found.referee is not None:
+        return resolve(found.referee)
+    return run_generic(found)
 
 
 class MatchResult(msgspec.Struct, frozen=True):
@@ -187,8 +207,7 @@ def resume_match(
             f"match {match_id} has ended ({status}): fork it (matchlog fork --at) to play on from before its end",
             code="usage.ended",
         )
-    if started.game not in RUNNERS:
-        raise UsageError(f"matchlog cannot referee {started.game}", code="usage.game")
+    runner(started.game)
     seats = seats_taken_by(started.game, started.seats, specs)
     base = random.Random(seed)
     player_seeds = [base.randrange(2**63) for _ in seats]
@@ -294,7 +313,7 @@ def _referee(
             engine, started, recorder, match_id=match_id, on_event=on_event, chance=chance, resumption=resumption
         )
         try:
-            RUNNERS[game](referee, calls, rng)
+            runner(game)(referee, calls, rng)
         except KeyboardInterrupt:
             if referee.outcome is None:  # what was played stays in the log, ended as abandoned
                 referee.abandon("match interrupted")
@@ -335,9 +354,7 @@ def play_series(
     """
     if games < 1:
         raise UsageError(f"--games must be at least 1, not {games}", code="usage.games")
-    if game not in RUNNERS:
-        get_engine(game)  # the clearer error when the game does not exist at all
-        raise UsageError(f"matchlog cannot referee {game} yet", code="usage.game")
+    runner(game)
     seats = seats_from_specs(game, specs, in_process=in_process, limits=limits)
     base = random.Random(seed)
     players: list[object] = []

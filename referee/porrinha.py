@@ -30,12 +30,13 @@ from matchlog.engines.views import shown_state
 from matchlog.events import Event, GuessVoided, IllegalAction, PlayerRemoved
 
 from .calls import Channel, Reply
-from .players import register_builtin
+from .messages import Messages
+from .registry import register_builtin, register_messages
 
 if TYPE_CHECKING:
     from .match import Referee
 
-__all__ = ["PorrinhaProtocol", "RandomPlayer", "ReasonerPlayer", "Table", "TableView"]
+__all__ = ["PorrinhaMessages", "PorrinhaProtocol", "RandomPlayer", "ReasonerPlayer", "Table", "TableView", "guess_odds"]
 
 
 class TableView(msgspec.Struct, frozen=True, kw_only=True):
@@ -244,20 +245,9 @@ class ReasonerPlayer:
         return self.rng.randint(0, table.chopsticks(table.index))  # type: ignore[arg-type]
 
     def guess(self, table: Table) -> int:
-        me = table.index
-        chopsticks: tuple[int, ...] = table.chopsticks()  # type: ignore[assignment]
-        guesses: tuple[int, ...] = table.guess()  # type: ignore[assignment]
-        playing = [s for s in range(table.player_count) if guesses[s] != NOT_PLAYING]
-        totals = [1.0]  # distribution of the sum, index = total
-        for seat in playing:
-            if seat == me:
-                odds = [0.0] * (table.my_hand or 0) + [1.0]
-            else:
-                odds = self._hand_odds(seat, chopsticks, guesses, playing)
-            totals = _convolve(totals, odds)
-        choices = [g for g in range(table.chopstick_count + 1) if table.valid_guess(g)]
-        best = max(totals[g] if g < len(totals) else 0.0 for g in choices)
-        top = [g for g in choices if (totals[g] if g < len(totals) else 0.0) >= best - 1e-12]
+        odds = guess_odds(table)
+        best = max(odds.values())
+        top = [g for g, chance in odds.items() if chance >= best - 1e-12]
         return self.rng.choice(top)
 
     @staticmethod
@@ -271,6 +261,25 @@ class ReasonerPlayer:
         return [p / total for p in odds]
 
 
+def guess_odds(table: Table) -> dict[int, float]:
+    """The chance of each valid guess being the total, as the reasoner reckons it from what `table`
+    shows its player (its own hand, the chopsticks, the guesses said before it), valid guesses in
+    order. The analyser of Porrinha (matchlog.analysis) judges guesses by it."""
+    me = table.index
+    chopsticks: tuple[int, ...] = table.chopsticks()  # type: ignore[assignment]
+    guesses: tuple[int, ...] = table.guess()  # type: ignore[assignment]
+    playing = [s for s in range(table.player_count) if guesses[s] != NOT_PLAYING]
+    totals = [1.0]  # distribution of the sum, index = total
+    for seat in playing:
+        if seat == me:
+            odds = [0.0] * (table.my_hand or 0) + [1.0]
+        else:
+            odds = ReasonerPlayer._hand_odds(seat, chopsticks, guesses, playing)
+        totals = _convolve(totals, odds)
+    choices = [g for g in range(table.chopstick_count + 1) if table.valid_guess(g)]
+    return {g: totals[g] if g < len(totals) else 0.0 for g in choices}
+
+
 def _convolve(a: list[float], b: list[float]) -> list[float]:
     out = [0.0] * (len(a) + len(b) - 1)
     for i, p in enumerate(a):
@@ -280,6 +289,22 @@ def _convolve(a: list[float], b: list[float]) -> list[float]:
     return out
 
 
+class PorrinhaMessages(Messages):
+    """Every call carries the asking player's `table` (`porrinha.TableView`); hand and guess are
+    answered with an integer, the rest with anything (null)."""
+
+    def request(self, method: str, args: tuple[Any, ...]) -> dict[str, Any] | None:
+        if len(args) == 1 and isinstance(args[0], Table):
+            return {"call": method, "table": msgspec.to_builtins(args[0].view)}
+        return super().request(method, args)
+
+    def arguments(self, message: dict[str, Any]) -> tuple[Any, ...]:
+        if "table" in message:
+            return (Table(msgspec.convert(message["table"], TableView)),)
+        return super().arguments(message)
+
+
+register_messages("porrinha", lambda seat: PorrinhaMessages())
 register_builtin("porrinha", "random", RandomPlayer, "a random hand, a random valid guess")
 register_builtin(
     "porrinha",

@@ -47,7 +47,7 @@ from matchlog.events import (
 from matchlog.store import Figures, Finding, Store
 
 from .channel import close_players
-from .play import DEFAULT_TIMEOUT, RUNNERS, play_match
+from .play import DEFAULT_TIMEOUT, play_match, runner
 from .players import make_player, seats_from_specs
 from .sandbox import Limits
 
@@ -561,8 +561,7 @@ def run_tournament(
         RemoteError: (a cluster) it cannot be reached.
     """
     engine = get_engine(game)
-    if game not in RUNNERS:
-        raise UsageError(f"matchlog cannot referee {game} yet", code="usage.game")
+    runner(game)
     table = seats or engine.spec.min_players
     roster = seats_from_specs(game, specs, in_process=in_process, limits=limits)
     if len(roster) < table:

@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from matchlog.engines import GAMES
+from matchlog.engines import GAMES, families, known
 from matchlog.engines.figures import SEEN
 from matchlog.engines.views import CATALOGUE, Derived, shown_column
 from matchlog.events import UsageError
@@ -56,17 +56,23 @@ def shown_figures(as_seat: int | None) -> tuple[str, list[Any]]:
     if across_matches(as_seat) is None:
         return f"SELECT match_id, seat, figure, value FROM figures WHERE NOT starts_with(figure, '{SEEN}')", []
     declared: dict[Derived, list[str]] = {Derived.PUBLIC: [], Derived.SEEN: []}
-    for name, engine in GAMES.items():
-        for figure, derived in getattr(engine, "figures", {}).items():
+    # A family's games (openspiel:kuhn_poker) share the family's declarations, keyed by its name.
+    owners = [
+        *((name, engine.figures) for name, engine in GAMES.items()),
+        *((name, family.figures) for name, family in families().items()),
+    ]
+    for name, figures in owners:
+        for figure, derived in figures.items():
             if derived in declared:
                 declared[derived].append(f"{name}/{figure}")
     cut = len(SEEN) + 1
+    game = "split_part(m.game, ':', 1)"
     query = f"""
         SELECT f.match_id, f.seat, f.figure, f.value FROM figures f JOIN matches m USING (match_id)
-        WHERE list_contains(?::VARCHAR[], m.game || '/' || f.figure)
+        WHERE list_contains(?::VARCHAR[], {game} || '/' || f.figure)
         UNION ALL
         SELECT f.match_id, f.seat, substr(f.figure, {cut}), f.value FROM figures f JOIN matches m USING (match_id)
-        WHERE starts_with(f.figure, '{SEEN}') AND list_contains(?::VARCHAR[], m.game || '/' || substr(f.figure, {cut}))
+        WHERE starts_with(f.figure, '{SEEN}') AND list_contains(?::VARCHAR[], {game} || '/' || substr(f.figure, {cut}))
     """
     return query, [declared[Derived.PUBLIC], declared[Derived.SEEN]]
 
@@ -80,7 +86,7 @@ def catalogue_row(info: MatchInfo, as_seat: int | None) -> MatchInfo:
     any column `engines.views.CATALOGUE` does not declare)."""
     if as_seat is None:
         return info
-    engine = GAMES.get(info.game)
+    engine = known(info.game)
     seat = None if as_seat == SPECTATOR else as_seat
     withheld = {
         name: _blank(getattr(info, name))

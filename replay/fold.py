@@ -23,7 +23,18 @@ from matchlog.store import Store
 
 from .judge import SEGMENT_EVENTS
 
-__all__ = ["Step", "Visitor", "by_match", "effective", "engine_of", "fold", "fold_all", "timeline", "undone_seqs"]
+__all__ = [
+    "Step",
+    "Visitor",
+    "by_match",
+    "effective",
+    "engine_of",
+    "fold",
+    "fold_all",
+    "timeline",
+    "undone_seqs",
+    "walk",
+]
 
 
 class Visitor(Protocol):
@@ -160,7 +171,6 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
     engine = engine_of(records)
     undone_at = {seq: r.seq for r in records if isinstance(r.event, ActionsUndone) for seq in r.event.seqs}
     state = engine.start(records[0].event)  # type: ignore[arg-type]
-    stack: list[tuple[int, Any]] = [(0, state)]  # effective (seq, state after it)
     # An engine may say an event goes on the one before it (`continues`): it joins that line when
     # nothing came between them in the log and both stand or were taken back together.
     continues = getattr(engine, "continues", None)
@@ -183,8 +193,25 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
         )
 
     yield step(records[0], state, state, None)
+    for record, before, after, follows in walk(engine, records, state):
+        joins = (
+            continues is not None
+            and not isinstance(record.event, ActionsUndone)
+            and follows == record.seq - 1
+            and undone_at.get(record.seq) == undone_at.get(record.seq - 1)
+            and continues(before, record.event)
+        )
+        yield step(record, before, after, undone_at.get(record.seq), joins)
+
+
+def walk(engine: Any, records: Sequence[Record], start: Any) -> Iterator[tuple[Record, Any, Any, int]]:
+    """Each record after the first (`match.started`, whose state is `start`) with the effective
+    states before and after it, and the seq of the effective event it follows: an undo returns to
+    the state before what it took back, which the log still holds and later records no longer
+    build on."""
+    stack: list[tuple[int, Any]] = [(0, start)]  # effective (seq, state after it)
     for record in records[1:]:
-        before = stack[-1][1]
+        follows, before = stack[-1]
         event = record.event
         if isinstance(event, ActionsUndone):
             taken = set(event.seqs)
@@ -192,15 +219,7 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
                 stack.pop()
             after = stack[-1][1]
         else:
-            joins = (
-                continues is not None
-                and stack[-1][0] == record.seq - 1
-                and undone_at.get(record.seq) == undone_at.get(record.seq - 1)
-                and continues(before, event)
-            )
             after = engine.apply(before, event)
             if not isinstance(event, SEGMENT_EVENTS):  # (no undo takes one back: `replay.judge`)
                 stack.append((record.seq, after))
-            yield step(record, before, after, undone_at.get(record.seq), joins)
-            continue
-        yield step(record, before, after, undone_at.get(record.seq))
+        yield record, before, after, follows

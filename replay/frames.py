@@ -4,7 +4,7 @@ A frame is the drawing model of the state after one seq (`engines.boards`), whos
 awaited and how the match ended, all as `log.state(match, seq, as_seat=K)` gives them: the state
 goes through the game's `view` before anything is drawn from it, and whose turn it is passes
 through `seen_turn`, the one rule both use. `frames` folds a match once to make every frame (the
-page's and the HTML export's); `frame_of` makes one from a `Position` (anything with its `seq`,
+page's and the HTML export's); `frame_of` makes one from a `Position` (anything with its `game`, `seq`,
 `state`, `to_act` and `outcome`), and the tests hold the two to the same answer at every seq and view.
 """
 
@@ -16,7 +16,9 @@ from typing import Any
 import msgspec
 
 from matchlog.engines import Engine, Turn
-from matchlog.engines.boards import Board, board
+from matchlog.engines import boards as _boards
+from matchlog.engines import game as registered
+from matchlog.engines.boards import board
 from matchlog.engines.views import shown_outcome, shown_state, shown_turn
 from matchlog.events import Outcome, Record
 
@@ -33,7 +35,7 @@ class Frame(msgspec.Struct, frozen=True, kw_only=True):
     know it), and the outcome once there is one."""
 
     seq: int
-    board: Board
+    board: _boards.AnyBoard
     turn: Turn | None = None
     outcome: Outcome | None = None
 
@@ -55,13 +57,19 @@ def seen_outcome(engine: Engine[Any], state: Any, as_seat: int | None) -> Outcom
 
 def frame_of(position: Any) -> Frame:
     """The frame of one `Position` (a state already as its reader sees it)."""
-    return Frame(seq=position.seq, board=board(position.state), turn=position.to_act, outcome=position.outcome)
+    return Frame(
+        seq=position.seq,
+        board=board(registered(position.game), position.state),
+        turn=position.to_act,
+        outcome=position.outcome,
+    )
 
 
 def frames(records: Sequence[Record], as_seat: int | None, *, start: int = 0, stop: int | None = None) -> list[Frame]:
     """The frames of seqs `start` to `stop` (inclusive; default the last) of the match whose records
     (from seq 0) are given, as `as_seat` sees them (None: the whole record; -1: a spectator)."""
     engine = engine_of(records)
+    drawn = registered(engine.spec.name)
     seat = None if as_seat is None or as_seat == _SPECTATOR else as_seat
     upto = records if stop is None else records[: stop + 1]
     made: list[Frame] = []
@@ -73,7 +81,7 @@ def frames(records: Sequence[Record], as_seat: int | None, *, start: int = 0, st
         made.append(
             Frame(
                 seq=step.record.seq,
-                board=board(state),
+                board=board(drawn, state),
                 turn=seen_turn(engine, full, as_seat),
                 outcome=seen_outcome(engine, full, as_seat),
             )

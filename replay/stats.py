@@ -25,6 +25,7 @@ import msgspec
 from matchlog.store import Store
 
 from .aggregates import shown_figures
+from .annotations import PlayerAnalysis, analysis_figures
 from .projections import refresh
 
 __all__ = [
@@ -53,7 +54,7 @@ class Rate(msgspec.Struct, frozen=True):
     win_low: float  # 95% Wilson interval
     win_high: float
     mean_place: float
-    mean_score: float
+    mean_score: float | None  # None: the game keeps no scores (Porrinha, Da Vinci Code), only places
     removed: int
 
 
@@ -112,6 +113,7 @@ class Statistics(msgspec.Struct, frozen=True):
     dice: tuple[DiceFairness, ...]
     figures: tuple[GameFigure, ...]
     skipped: tuple[str, ...] = ()  # matches whose figures could not be projected, and why
+    analysis: tuple[Any, ...] = ()  # each player's analysed decisions and luck (replay.annotations)
     as_seat: int | None = None  # None: the whole record; -1: what every reader may know
 
 
@@ -176,7 +178,23 @@ STATISTICS_FROM: dict[type[msgspec.Struct], dict[str, str]] = {
         "dice": "DiceFairness",
         "figures": "GameFigure",
         "skipped": "catalogue match_id",
+        "analysis": "PlayerAnalysis",
         "as_seat": "question",
+    },
+    # The latest analysis of each match of a game without hidden information, whose every decision
+    # every reader may see (`annotations.seen_annotations`): games with hidden information are left out.
+    PlayerAnalysis: {
+        "game": "catalogue game",
+        "subject": "catalogue players",
+        "player": "catalogue strategies",
+        "analyser": "annotations author (public games)",
+        "unit": "annotations note (public games)",
+        "matches": "annotations match_id (public games)",
+        "decisions": "annotations note (public games)",
+        "unforced": "annotations note (public games)",
+        "error_rate": "annotations note (public games)",
+        "marks": "annotations note (public games)",
+        "luck": "annotations note (public games)",
     },
 }
 
@@ -261,6 +279,7 @@ def statistics(
         dice=tuple(_dice(store, base, params)),
         figures=tuple(_figures(store, base, params)),
         skipped=tuple(skipped),
+        analysis=tuple(analysis_figures(store, base, params, by)),
         as_seat=as_seat,
     )
 
@@ -351,7 +370,8 @@ def _rates(store: Store, base: str, params: list[Any], by: str) -> list[Rate]:
     rows = store.query(
         f"""{base}
         SELECT m.game, {subject} AS subject, {player} AS player, count(*), count(*) FILTER (WHERE s.winner),
-               avg(s.place), avg(coalesce(s.score, 0)), count(*) FILTER (WHERE s.removed)
+               avg(s.place), CASE WHEN count(s.score) > 0 THEN avg(coalesce(s.score, 0)) END,
+               count(*) FILTER (WHERE s.removed)
         FROM seats s JOIN m USING (match_id)
         WHERE m.status = 'finished' AND m.game <> 'knockout' AND s.place IS NOT NULL
         GROUP BY ALL
@@ -373,7 +393,7 @@ def _rates(store: Store, base: str, params: list[Any], by: str) -> list[Rate]:
                 low,
                 high,
                 float(mean_place),
-                float(mean_score),
+                None if mean_score is None else float(mean_score),
                 removed,
             )
         )

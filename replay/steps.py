@@ -24,8 +24,7 @@ from matchlog.engines.encodings import NO_ACTION, Encoding, encoding
 from matchlog.engines.views import shown_event, shown_state
 from matchlog.events import ActionsUndone, AnswerRejected, Event, MatchEnded, Record
 
-from .fold import engine_of
-from .judge import SEGMENT_EVENTS
+from .fold import engine_of, walk
 
 __all__ = ["Decision", "decisions"]
 
@@ -129,19 +128,7 @@ def decisions(
 def _steps(engine: Any, records: Sequence[Record], start: Any) -> Iterator[tuple[Record, Any, Any, int]]:
     """Each record after the first with the effective states before and after it (an undo returns
     to the state before what it took back) and the time of the record before it."""
-    stack: list[tuple[int, Any]] = [(0, start)]
     previous_us = records[0].at_us
-    for record in records[1:]:
-        before = stack[-1][1]
-        event = record.event
-        if isinstance(event, ActionsUndone):
-            taken = set(event.seqs)
-            while len(stack) > 1 and stack[-1][0] in taken:
-                stack.pop()
-            after = stack[-1][1]
-        else:
-            after = engine.apply(before, event)
-            if not isinstance(event, SEGMENT_EVENTS):  # (no undo takes one back: `replay.judge`)
-                stack.append((record.seq, after))
+    for record, before, after, _ in walk(engine, records, start):
         yield record, before, after, previous_us
         previous_us = record.at_us

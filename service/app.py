@@ -56,6 +56,7 @@ from matchlog.replay.stats import Statistics
 from matchlog.store import Appended, Figures, MatchInfo
 from matchlog.store.writer import AT_US_MAX, AT_US_MIN
 
+from .annotations import ROUTES as ANNOTATION_ROUTES
 from .auth import Access, MatchTokens
 from .core import SEQ_MAX, Error, Service, authenticated, caller, route
 from .live import Appending, NewMatch
@@ -865,6 +866,7 @@ def create_app(
             *VIEWER_ROUTES,
             *PROOF_ROUTES,
             *RATING_ROUTES,
+            *ANNOTATION_ROUTES,
         ],
         dependencies={
             "service": Provide(lambda: service, use_cache=True, sync_to_thread=False),

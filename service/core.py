@@ -87,6 +87,20 @@ def _admin_only(what: str) -> Callable[..., None]:
     return guard
 
 
+async def _named_match(connection: ASGIConnection[Any, Any, Any, Any]) -> UUID:
+    """The match the path names (a prefix is looked up; an unknown one is a 404)."""
+    named = connection.path_params["match_id"]
+    if not isinstance(named, UUID):
+        try:
+            named = UUID(named) if len(named) == 36 else None
+        except ValueError:
+            named = None
+        if named is None:  # a prefix: the catalogue says which match it names
+            service: Service = connection.app.state.service
+            named = (await asyncio.to_thread(service.log.info, connection.path_params["match_id"])).match_id
+    return named
+
+
 def _writer_only(what: str) -> Callable[..., Any]:
     """A guard that refuses (403, `auth.write`) everyone but the admin and the referee of the match
     the path names, saying `what` needs them (a prefix is looked up; an unknown one is a 404)."""
@@ -97,16 +111,21 @@ def _writer_only(what: str) -> Callable[..., Any]:
             return
         if access.role != "referee":  # a reader: refused before the match is even looked up
             raise Forbidden(f"{what} needs the admin token or the match's referee token", code="auth.write")
-        named = connection.path_params["match_id"]
-        if not isinstance(named, UUID):
-            try:
-                named = UUID(named) if len(named) == 36 else None
-            except ValueError:
-                named = None
-            if named is None:  # a prefix: the catalogue says which match it names
-                service: Service = connection.app.state.service
-                named = (await asyncio.to_thread(service.log.info, connection.path_params["match_id"])).match_id
-        access.require_writer(named, what)
+        access.require_writer(await _named_match(connection), what)
+
+    return guard
+
+
+def _seat_or_admin(what: str) -> Callable[..., Any]:
+    """A guard that refuses (403, `auth.write`) everyone but the admin and the seats of the match the
+    path names, saying `what` needs them; the handler decides what a seat may write."""
+
+    async def guard(connection: ASGIConnection[Any, Any, Any, Any], _: Any) -> None:
+        access = caller(connection)
+        if access.is_admin:
+            return
+        if access.role != "seat" or access.match_id != await _named_match(connection):
+            raise Forbidden(f"{what} needs the admin token or one of the match's seats' tokens", code="auth.write")
 
     return guard
 
@@ -118,13 +137,17 @@ def route(
     errors: tuple[int, ...] = (),
     admin: str | None = None,
     writer: str | None = None,
+    seat: str | None = None,
     **options: Any,
 ) -> Callable[[Any], Any]:
     """A route handler named after its function in the OpenAPI document, summarised by its
     docstring's first sentence, with its error answers (400, 401 and `errors`) described. `admin`
     (what it does, for the refusal) makes it the admin's only; `writer`, the admin's and the
-    referee's of the match its path names; either refuses everyone else before the request is read."""
-    guards = [_admin_only(admin)] if admin else [_writer_only(writer)] if writer else []
+    referee's of the match its path names; `seat`, the admin's and the seats' of that match; each
+    refuses everyone else before the request is read."""
+    guards = (
+        [_admin_only(admin)] if admin else [_writer_only(writer)] if writer else [_seat_or_admin(seat)] if seat else []
+    )
     if guards:
         errors = (*errors, 403)
         options["guards"] = guards

@@ -25,7 +25,7 @@ import msgspec
 from matchlog.events import Forbidden, UsageError
 from matchlog.log import SPECTATOR
 
-from .pages import STATIC, render_page
+from .pages import STATIC, board_script, render_page
 
 __all__ = ["MAX_PAGE_BYTES", "MAX_VIEWS", "MAX_VIEW_EVENTS", "html_replay", "write_html"]
 
@@ -143,6 +143,7 @@ def html_replay(log: Any, match: UUID | str, *, as_seat: int | None = None) -> t
             "lines": [pool.add(_line(line)) for line in lines],
             "frames": [pool.add(frame) for frame in log.frames(match_id, as_seat=view)],
             "disputes": {},
+            "analysis": pool.add(log.analysis(match_id, as_seat=view)),  # annotations, summaries, graph
         }
         if view is None and default is None:
             entry["findings"] = findings
@@ -158,6 +159,11 @@ def html_replay(log: Any, match: UUID | str, *, as_seat: int | None = None) -> t
         + base64.b64encode(path.read_bytes()).decode()
         for path in sorted((STATIC / "js").rglob("*.js"))
     }
+    script = board_script(info.game)
+    if script is not None:  # the board a game's plugin ships
+        modules[f"matchlog/games/{info.game}.js"] = (
+            "data:text/javascript;base64," + base64.b64encode(script.read_bytes()).decode()
+        )
     style = (STATIC / "viewer.css").read_text(encoding="utf-8")
     page = render_page(
         "match.js",

@@ -80,7 +80,9 @@ class LiveMatches:
                 raise UsageError("a seat needs a name, with no control characters in it", code="usage.seat_name")
         if new.chance not in ("service", "referee"):
             raise UsageError(f"chance is drawn by the service or the referee, not {new.chance!r}", code="usage.chance")
-        options = msgspec.to_builtins(parse_options(spec, new.options))
+        # The service plays no match itself (a referee elsewhere drives it): the bounds that keep
+        # matchlog's own play short do not apply.
+        options = msgspec.to_builtins(parse_options(spec, new.options, bounded=False))
         started = MatchStarted(game=new.game, options=options, seats=tuple(new.seats))
         return self.log.clerk.start(started, owner_chance=spec.chance and new.chance == "service")
 

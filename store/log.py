@@ -40,11 +40,13 @@ from matchlog.events import (
     uuid_from_int,
 )
 
+from .annotations import AnnotationStore, has_annotations
 from .catalogue import Appended, Figures, Finding, MatchInfo, chain_findings, select_matches
 from .chain import SQL_EXPECTED_HASH, snapshot_digest
+from .limits import DEFAULT_SQL_BYTES, DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
 from .schema import DDL, SCHEMA_VERSION
-from .sql import DEFAULT_SQL_BYTES, DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT, ReadOnlyQuery
-from .tree import TreeReader, build_tree, tree_hashes
+from .sql import ReadOnlyQuery
+from .tree import TreeReader, build_tree, leaves, tree_hashes
 from .writer import Item, Request, Writer, insert_tree, items, replace_figures
 
 __all__ = ["Store", "is_interrupt"]
@@ -164,7 +166,7 @@ WITH no_leaf AS (
     FROM events WHERE leaf IS NULL ORDER BY match_id, seq LIMIT 10
 ), gaps AS (
     SELECT 'tree.leaf_gap' AS code, match_id, seq, leaf
-    FROM (SELECT match_id, seq, leaf, lag(leaf) OVER (ORDER BY leaf) AS before FROM events WHERE leaf IS NOT NULL)
+    FROM (SELECT match_id, seq, leaf, lag(leaf) OVER (ORDER BY leaf) AS before FROM {leaves})
     WHERE leaf <> coalesce(before::HUGEINT + 1, 0)  -- (a leaf edited to the largest BIGINT has no next)
     ORDER BY leaf LIMIT 10
 )
@@ -199,8 +201,9 @@ _WRITING: set[str] = set()
 _WRITING_LOCK = threading.Lock()
 
 
-class Store:
-    """A match log: append with optimistic concurrency, read back, verify, export and import."""
+class Store(AnnotationStore):
+    """A match log: append with optimistic concurrency, read back, verify, export and import (and
+    the annotations beside it: store/annotations.py)."""
 
     def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False) -> None:
         self.path = str(path)
@@ -245,6 +248,7 @@ class Store:
                     self._upgrade()
                 elif version is not None:  # its label put back, were it lost
                     self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+            self.has_annotations = has_annotations(self._db)
             self._digests = self._has_snapshot_digests()
             #: Whether the log has its Merkle tree (a version 1 log opened read-only has none yet).
             self.has_tree = read_only is False or version != "1"
@@ -285,11 +289,12 @@ class Store:
         if said.isdigit() and int(said) > int(SCHEMA_VERSION):
             raise StoreError(
                 f"{self.path} is a matchlog log of schema version {said}; this matchlog reads "
-                f"versions 1 and {SCHEMA_VERSION}",
+                f"versions 1 to {SCHEMA_VERSION}",
                 code="store.version",
             )
-        # Which of those two it is, its tables say: the row is a label for older matchlogs to refuse
-        # the log by, and a label deleted or edited by hand must not make the log unreadable.
+        # Which it is, its tables say (1 has no leaves; 2 and 3 differ by the annotations table, which
+        # the DDL makes): the row is a label for older matchlogs to refuse the log by, and a label
+        # deleted or edited by hand must not make the log unreadable.
         leafed = self._db.execute(
             "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'events' AND column_name = 'leaf'"
         ).fetchall()[0][0]
@@ -785,7 +790,7 @@ class Store:
                 "writing (any matchlog command its owner runs) to build it",
                 code="proof.no_tree",
             )
-        return TreeReader(self._read())
+        return TreeReader(self._read(), annotations=self.has_annotations)
 
     def tree_head(self) -> tuple[int, bytes]:
         """The committed tree's size and root.
@@ -854,7 +859,7 @@ class Store:
             ProofError: the log has no tree yet.
         """
         self.tree()
-        return tree_hashes(self._db, batch_rows)
+        return tree_hashes(self._db, batch_rows, annotations=self.has_annotations)
 
     def tree_nodes(self) -> dict[tuple[int, int], bytes]:
         """The kept complete subtrees: (level, index) -> hash.
@@ -867,18 +872,19 @@ class Store:
         return {(level, idx): bytes(digest) for level, idx, digest in rows}
 
     def verify_tree(self) -> list[Finding]:
-        """Check that every event has its leaf, and the leaves are numbered 0, 1, 2, ... with no gap or
-        repeat (an event removed leaves a gap, one copied in a repeat). [] when all is well (or there is
-        no tree)."""
+        """Check that every event has its leaf, and the leaves (events' and annotations') are numbered
+        0, 1, 2, ... with no gap or repeat (an entry removed leaves a gap, one copied in a repeat). []
+        when all is well (or there is no tree)."""
         if not self.has_tree:
             return []
         self.sync()
         findings = []
-        rows = self._read().execute(_VERIFY_TREE).fetchall()
+        rows = self._read().execute(_VERIFY_TREE.format(leaves=leaves(self.has_annotations))).fetchall()
         for code, match_id, seq, leaf in rows:
             message = {
                 "tree.no_leaf": "the event has no leaf in the tree: it was added without the log",
-                "tree.leaf_gap": f"the tree's leaves jump to {leaf}: an event was removed, or leaves renumbered",
+                "tree.leaf_gap": f"the tree's leaves jump to {leaf}: an event or annotation was removed, or leaves "
+                "renumbered",
             }[code]
             findings.append(Finding(match_id, seq, code, message))
         return findings

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 __all__ = [
+    "ANNOTATIONS_DDL",
     "DDL",
     "EVENT_COLUMNS",
     "EVENT_ROWS",
@@ -22,7 +23,10 @@ __all__ = [
 #: 2: the Merkle tree over the log (events.leaf, tree_nodes) and its signed checkpoints. A log of
 #: version 1 is brought to 2 the first time it is opened for writing (its tree built once); matchlog
 #: before version 2 refuses a log of version 2, because it would append events without leaves.
-SCHEMA_VERSION = "2"
+#: 3: the annotations beside the events (`annotations`), which take leaves of the same tree. A log
+#: of version 2 gets the (empty) table the first time it is opened for writing; matchlog before
+#: version 3 refuses a log of version 3, because it would give its events leaves annotations hold.
+SCHEMA_VERSION = "3"
 
 # The rows of each table as the writer hands them to DuckDB (ids as text, cast in SQL).
 EVENT_ROWS = pa.schema(
@@ -112,6 +116,26 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 );
 """
 
+ANNOTATIONS_DDL = """
+-- Annotations (store/annotations.py): analyses, comments and rulings about recorded events, in a
+-- stream of their own beside the log. Rows are only ever inserted. Each match's annotations are
+-- numbered 0, 1, 2, ... and hash-chained like its events; each is a leaf of the same Merkle tree.
+CREATE TABLE IF NOT EXISTS annotations (
+    match_id      UUID      NOT NULL,
+    number        BIGINT    NOT NULL,  -- its place in the match's annotations
+    annotation_id UUID      NOT NULL,
+    recorded_at   TIMESTAMP NOT NULL,  -- UTC, microseconds
+    seq           BIGINT    NOT NULL,  -- the event it speaks of...
+    event_hash    BLOB      NOT NULL,  -- ...and that event's chain hash
+    author        VARCHAR   NOT NULL,  -- an analyser and its version, or whose token wrote it
+    seat          SMALLINT,            -- the seat whose view it belongs to; NULL: every reader's
+    type          VARCHAR   NOT NULL,  -- the note's tag (events/annotations.py)
+    payload       VARCHAR   NOT NULL,  -- the note's canonical JSON
+    hash          BLOB      NOT NULL,  -- see store/annotations.py
+    leaf          BIGINT    NOT NULL   -- its leaf in the Merkle tree
+);
+"""
+
 DDL = f"""
 CREATE TABLE IF NOT EXISTS meta (
     key VARCHAR PRIMARY KEY,
@@ -187,7 +211,7 @@ CREATE TABLE IF NOT EXISTS projected (
 );
 
 {TREE_DDL}
-
+{ANNOTATIONS_DDL}
 -- Views for SQL users (`matchlog sql`), documented in docs/log.md.
 CREATE OR REPLACE VIEW match_results AS
 SELECT m.match_id, m.game, m.status, m.created_at, m.ended_at,
@@ -202,8 +226,8 @@ CREATE OR REPLACE VIEW seat_results AS
 SELECT s.match_id, m.game, m.status, m.created_at, s.seat, s.name, s.player, s.place, s.score, s.winner,
        s.removed, f.answers, f.rejected
 FROM seats s JOIN matches m USING (match_id)
-LEFT JOIN (SELECT match_id, seat, sum(value) FILTER (WHERE figure = 'answers') AS answers,
-                  sum(value) FILTER (WHERE figure = 'rejected') AS rejected
+LEFT JOIN (SELECT match_id, seat, coalesce(sum(value) FILTER (WHERE figure = 'answers'), 0) AS answers,
+                  coalesce(sum(value) FILTER (WHERE figure = 'rejected'), 0) AS rejected
            FROM figures WHERE seat IS NOT NULL GROUP BY ALL) f USING (match_id, seat);
 
 CREATE OR REPLACE VIEW dice_faces AS

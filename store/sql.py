@@ -40,13 +40,8 @@ import duckdb
 
 from matchlog.events import SqlError, StoreError
 
-__all__ = ["DEFAULT_SQL_BYTES", "DEFAULT_SQL_ROWS", "DEFAULT_SQL_TIMEOUT", "ReadOnlyQuery"]
+__all__ = ["ReadOnlyQuery"]
 
-#: How long a query may run, how many rows it returns and how many bytes of them are fetched,
-#: unless told otherwise.
-DEFAULT_SQL_TIMEOUT = 30.0
-DEFAULT_SQL_ROWS = 10_000
-DEFAULT_SQL_BYTES = 64 * 2**20
 #: The most rows fetched at once (DuckDB's vector): fewer while the rows are wide.
 _BATCH = 2048
 #: A transaction that declares a write to the log and makes none: DuckDB refuses a CHECKPOINT while

@@ -1,5 +1,7 @@
-"""The Merkle tree over the log, as the file keeps it: each event's leaf (`events.leaf`), the complete
-subtrees kept for proofs (`tree_nodes`), and reading any subtree's hash back from them.
+"""The Merkle tree over the log, as the file keeps it: each event's leaf (`events.leaf`) and each
+annotation's (`annotations.leaf`: leaves of their own kind, in the one order the log committed
+both), the complete subtrees kept for proofs (`tree_nodes`), and reading any subtree's hash back
+from them.
 
 The hashing itself (the frontier, the proofs) is `matchlog.proofs.tree`; this module only knows
 where the leaves and kept subtrees are. A leaf is its event's chain hash, so the file holds each
@@ -18,52 +20,60 @@ from matchlog.events import ProofError
 from matchlog.proofs.tree import STRIDE, Frontier, consistency_proof, inclusion_proof, subtree_root
 from matchlog.proofs.verifier import leaf_hash
 
-__all__ = ["TILE", "TreeReader", "build_tree", "committed_tree", "tree_hashes"]
+from .annotations import ANNOTATION_LEAVES, has_annotations
+
+__all__ = ["TILE", "TreeReader", "build_tree", "committed_tree", "leaves", "tree_hashes"]
 
 #: Leaves (and kept subtrees of one level) are read 256 at a time: a proof needs at most a few tiles.
 TILE = 1 << STRIDE
 
-#: Every leaf in order with its event's chain hash (and the event, to name it).
-ALL_LEAVES = """
-SELECT leaf, match_id::VARCHAR AS match_id, seq, hash FROM events WHERE leaf IS NOT NULL ORDER BY leaf
-"""
+
+def leaves(annotations: bool) -> str:
+    """The tree's leaves as a relation (leaf, match_id, seq, hash): the events', and the annotations'
+    (their seq is the event's they speak of) where the log has them."""
+    events = "SELECT leaf, match_id, seq, hash FROM events WHERE leaf IS NOT NULL"
+    return f"({events} UNION ALL {ANNOTATION_LEAVES})" if annotations else f"({events})"
 
 
 class TreeReader:
-    """Reads the committed tree on one connection; a reader for one question (its tiles are cached)."""
+    """Reads the committed tree on one connection; a reader for one question (its tiles are cached).
+    `annotations`: the log has the annotations table, whose rows are leaves too."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, annotations: bool = False) -> None:
         self._con = con
+        self._annotations = annotations
         self._leaves: dict[int, dict[int, bytes | None]] = {}
         self._kept: dict[tuple[int, int], dict[int, bytes]] = {}
         self._subtrees: dict[tuple[int, int], bytes] = {}  # the proofs of one match share most of theirs
 
     def size(self) -> int:
         """How many leaves the file's tree has."""
-        return int(self._con.execute("SELECT coalesce(max(leaf)::HUGEINT + 1, 0) FROM events").fetchall()[0][0])
+        query = "SELECT coalesce((SELECT max(leaf)::HUGEINT FROM events), -1)"
+        if self._annotations:
+            query = f"SELECT greatest(({query}), coalesce((SELECT max(leaf)::HUGEINT FROM annotations), -1))"
+        return int(self._con.execute(query).fetchall()[0][0]) + 1
 
     def leaf(self, index: int) -> bytes:
         """The hash of leaf `index` (RFC 9162's leaf hash of its event's chain hash)."""
         tile = index // TILE
         found = self._leaves.get(tile)
         if found is None:
-            rows = self._con.execute(
-                "SELECT leaf, hash FROM events WHERE leaf >= ? AND leaf < ?", [tile * TILE, tile * TILE + TILE]
-            ).fetchall()
+            query = "SELECT leaf, hash FROM events WHERE leaf >= $1 AND leaf < $2"
+            if self._annotations:
+                query += " UNION ALL SELECT leaf, hash FROM annotations WHERE leaf >= $1 AND leaf < $2"
+            rows = self._con.execute(query, [tile * TILE, tile * TILE + TILE]).fetchall()
             found = {}
             for leaf, digest in rows:
                 found[leaf] = None if leaf in found else leaf_hash(bytes(digest))  # None: held twice
             self._leaves[tile] = found
         if index not in found:
             raise ProofError(
-                f"leaf {index} of the tree names an event the log does not have: run `matchlog verify`",
+                f"leaf {index} of the tree names an entry the log does not have: run `matchlog verify`",
                 code="proof.broken_tree",
             )
         digest = found[index]
         if digest is None:
-            raise ProofError(
-                f"leaf {index} of the tree is held by two events: run `matchlog verify`", code="proof.broken_tree"
-            )
+            raise ProofError(f"leaf {index} of the tree is held twice: run `matchlog verify`", code="proof.broken_tree")
         return digest
 
     def kept(self, level: int, index: int) -> bytes | None:
@@ -124,7 +134,7 @@ def committed_tree(con: duckdb.DuckDBPyConnection) -> tuple[Frontier | None, str
     further back is none of these: its kept subtree still holds its hash, and the edge is what it was.
     (A tree rewritten whole is extended truthfully too: `verify --against` what it signed finds that.)
     """
-    reader = TreeReader(con)
+    reader = TreeReader(con, annotations=has_annotations(con))
     size = reader.size()
     try:
         frontier = reader.frontier(size)
@@ -136,25 +146,27 @@ def committed_tree(con: duckdb.DuckDBPyConnection) -> tuple[Frontier | None, str
     covered = con.execute("SELECT coalesce(max((idx::DOUBLE + 1) * pow(2, level)), 0) FROM tree_nodes").fetchall()[0][0]
     if covered > size:
         return frontier, (
-            f"the kept subtrees of the Merkle tree cover {covered} leaves, its events {size}: "
+            f"the kept subtrees of the Merkle tree cover {covered} leaves, its events and annotations {size}: "
             "the newest events were removed (run `matchlog verify`)"
         )
     signed = con.execute("SELECT coalesce(max(size), 0) FROM checkpoints").fetchall()[0][0]
     if signed > size:
         return frontier, (
-            f"the log signed a checkpoint of {signed} leaves, and its events hold {size}: "
+            f"the log signed a checkpoint of {signed} leaves, and its events and annotations hold {size}: "
             "the newest events were removed (run `matchlog verify`)"
         )
     return frontier, None
 
 
 def tree_hashes(
-    con: duckdb.DuckDBPyConnection, batch_rows: int = 200_000
+    con: duckdb.DuckDBPyConnection, batch_rows: int = 200_000, *, annotations: bool = False
 ) -> Iterator[tuple[list[int], list[str], list[int], list[bytes]]]:
-    """Every leaf in order, in batches of columns: leaf index, match id, seq, and its event's chain hash."""
+    """Every leaf in order, in batches of columns: leaf index, match id, seq (an annotation's: the
+    event's it speaks of), and its chain hash."""
     cursor = con.cursor()
+    query = f"SELECT leaf, match_id::VARCHAR AS match_id, seq, hash FROM {leaves(annotations)} ORDER BY leaf"
     try:
-        for batch in cursor.sql(ALL_LEAVES).to_arrow_reader(batch_rows):
+        for batch in cursor.sql(query).to_arrow_reader(batch_rows):
             columns = batch.to_pydict()
             yield columns["leaf"], columns["match_id"], columns["seq"], columns["hash"]
     finally:

@@ -213,6 +213,17 @@ class Writer:
         """Run `function(connection)` on the writer's connection, in a transaction of its own."""
         return self._submit(("call", function))
 
+    def submit_leaves(
+        self,
+        function: Callable[[duckdb.DuckDBPyConnection, int], tuple[Any, list[bytes]]],
+        matches: Sequence[UUID] = (),
+    ) -> Future[Any]:
+        """Run `function(connection, first_leaf)` in a transaction of its own: it inserts rows about
+        `matches` that take leaves first_leaf, first_leaf + 1, ... and returns (its result, their chain
+        hashes in leaf order); the tree grows by them in the same transaction. The future gets its
+        result, or `store.damaged` where nothing may be appended (as for events)."""
+        return self._submit(("leaves", (function, tuple(matches))))
+
     def sync(self) -> None:
         """Return once the catalogue tables hold every committed change."""
         if self._dirty or self._dirty_seats or self._dirty_figures:
@@ -264,6 +275,8 @@ class Writer:
                     self._commit_bulk(payload, future)
                 elif kind == "sync":
                     self._settle(future, self._flush_catalogue)
+                elif kind == "leaves":
+                    self._settle(future, partial(self._add_leaves, payload))
                 else:
                     self._settle(future, partial(self._transaction, partial(payload, self._con)))
             except Exception as error:  # never leave a caller waiting, and keep serving the others
@@ -332,6 +345,28 @@ class Writer:
         except Exception:
             _rollback(con)
             raise
+        return result
+
+    def _add_leaves(
+        self, job: tuple[Callable[[duckdb.DuckDBPyConnection, int], tuple[Any, list[bytes]]], tuple[UUID, ...]]
+    ) -> Any:
+        """Rows beside the events that are leaves of the tree (annotations), in one transaction.
+
+        Raises:
+            StoreError: the tree could not be extended truthfully, or a match's events are not whole
+                (`store.damaged`): leaves are refused where events are.
+        """
+        function, matches = job
+        if self.damage is not None:
+            raise StoreError(f"the log takes no new leaves: {self.damage}", code="store.damaged")
+        for match_id in matches:
+            damage = self._load(match_id).damage
+            if damage is not None:
+                raise StoreError(f"match {match_id} takes no annotations: {damage}", code="store.damaged")
+        assert self.tree is not None  # (a log whose tree cannot be extended is damaged: refused above)
+        tree = self.tree.copy()
+        result, _ = self._transaction(lambda: _grown(self._con, tree, function))
+        self.tree = tree  # only once committed
         return result
 
     def _commit_appends(self, jobs: list[tuple[Request, Future[Appended]]]) -> None:
@@ -698,6 +733,17 @@ def _moved(match_id: UUID, entry: Item, stored_at: int, seq: int) -> EventConfli
         f"match {match_id}: event id {entry.event_id} is already stored at seq {stored_at}, and this append "
         f"would put it at seq {seq}: an event id names one event; nothing was written"
     )
+
+
+def _grown(
+    con: duckdb.DuckDBPyConnection,
+    tree: Any,
+    function: Callable[[duckdb.DuckDBPyConnection, int], tuple[Any, list[bytes]]],
+) -> tuple[Any, list[bytes]]:
+    """Run `function` at the tree's next leaf and grow `tree` (a copy) by the leaves it wrote."""
+    result, hashes = function(con, tree.size)
+    insert_tree(con, tree.extend(hashes))
+    return result, hashes
 
 
 def _select_one(con: duckdb.DuckDBPyConnection, match_id: UUID) -> MatchInfo | None:

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import matchlog
-from matchlog.events import Forbidden, UsageError
+from matchlog.events import Forbidden, StoreError, UsageError
 
 from .conftest import Served, fill_log, start_server
 
@@ -55,6 +55,21 @@ def test_a_file_and_the_server_that_owns_it_give_the_same_answers(logs: tuple[di
         from_server = _answers(through_server)
     for question, answer in from_file.items():
         assert from_server[question] == answer, question
+
+
+def test_a_file_a_server_owns_opens_read_only_unless_write_is_asked(logs: tuple[dict[str, object], Served]):
+    _, served = logs
+    with matchlog.open(served.db) as log:  # the admin's token is readable here, yet nothing is written
+        assert isinstance(log, matchlog.ServerLog) and not log.writable
+        match_id = log.matches(status="finished")[0].match_id
+        before = log.info(match_id).last_seq
+        with pytest.raises(StoreError) as refused:
+            log.undo(match_id, reason="a notebook's slip")
+        assert refused.value.code == "store.read_only" and "write=True" in str(refused.value)
+        assert log.verify().findings == [] and log.sql("SELECT count(*) FROM events").rows  # reads still work
+        assert log.info(match_id).last_seq == before
+    with matchlog.open(served.db, write=True) as log:
+        assert log.writable
 
 
 def test_a_notebook_session(tmp_path: Path):

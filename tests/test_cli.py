@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.main import get_command
 from typer.testing import CliRunner
 
+import matchlog
 from matchlog.cli import app
+from matchlog.cli.base import MAX_SEAT
+from matchlog.engines import get as get_engine
+from matchlog.engines import parse_options
+from matchlog.engines.contract import MAX_SEATS
 from matchlog.engines.porrinha import CLOSED_HAND
+from matchlog.events import MatchStarted, Seat, UsageError, uuid7
 from matchlog.store import Store
 
 runner = CliRunner()
@@ -51,31 +62,177 @@ def played(db: str) -> list[str]:
     return [m["match_id"] for m in json.loads(out)["matches"]]
 
 
-def test_help_explains_every_command():
+def commands() -> dict[str, object]:
+    """Every command of `matchlog` by its full name (`play porrinha`, `list`, ...), groups included."""
+    found: dict[str, object] = {}
+
+    def walk(command: object, path: tuple[str, ...]) -> None:
+        if path:
+            found[" ".join(path)] = command
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            walk(sub, (*path, name))
+
+    walk(get_command(app), ())
+    return found
+
+
+def test_help_lists_every_command_in_the_section_a_person_looks_in():
     out, _ = invoke("--help")
-    for command in (
-        "play",
-        "list",
-        "show",
-        "replay",
-        "verify",
-        "undo",
-        "fork",
-        "export",
-        "import",
-        "sql",
-        "schema",
-        "stats",
-        "audit",
-        "abandon",
-        "tournament",
-        "serve",
-        "client",
-        "demo",
-    ):
-        assert command in out
+    sections = [line.rstrip(":") for line in out.splitlines() if line.endswith(":") and not line.startswith(" ")]
+    assert sections == ["Options", "Play", "Read", "Check", "Share", "Serve"]
+    top = [name for name in commands() if " " not in name]
+    assert {"duel", "duel-report", "ratings", "dataset", "play", "list", "verify", "export", "serve"} <= set(top)
+    listed = re.findall(r"^  (\S+)  ", out.split("Play:")[1], re.M)
+    assert sorted(listed) == sorted(top) and "Other:" not in out
+    play_section = out.split("Play:")[1].split("Read:")[0]
+    assert play_section.split()[0] == "play" and "duel" in play_section
     out, _ = invoke("play", "porrinha", "--help")
     assert "--chopsticks" in out and "--policy" in out and "path/to/file.py:Class" in out
+
+
+def test_every_numeric_option_of_every_command_has_bounds():
+    unbounded = [
+        (name, parameter.opts)
+        for name, command in commands().items()
+        for parameter in getattr(command, "params", [])
+        if parameter.type_descriptor.annotation in (int, float) and (parameter.min is None or parameter.max is None)
+    ]
+    assert unbounded == []
+    assert MAX_SEAT == MAX_SEATS - 1
+
+
+GAME_OPTIONS = {  # a command's option -> the game's option it sets
+    ("play porrinha", "chopsticks"): ("porrinha", "chopsticks"),
+    ("play fish", "rows"): ("fish", "rows"),
+    ("play fish", "cols"): ("fish", "columns"),
+    ("play fish", "holes"): ("fish", "holes"),
+    ("play fish", "one_fish"): ("fish", "one_fish"),
+    ("serve fish", "rows"): ("fish", "rows"),
+}
+
+
+def _bounds(game: str, field: str) -> tuple[int, int]:
+    options = get_engine(game).spec.options
+    meta = typing.get_type_hints(options, include_extras=True)[field].__metadata__[0]
+    return meta.ge, meta.le
+
+
+@pytest.mark.parametrize(("command", "option"), list(GAME_OPTIONS))
+def test_a_games_option_has_the_bounds_of_its_options_type_on_the_command_line(command: str, option: str):
+    parameter = next(p for p in commands()[command].params if p.name == option)  # type: ignore[attr-defined]
+    assert (parameter.min, parameter.max) == _bounds(*GAME_OPTIONS[command, option])
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_games_options_out_of_their_bounds_are_refused_with_a_clear_error(data: st.DataObject):
+    game, field = data.draw(st.sampled_from(sorted(set(GAME_OPTIONS.values()) | {("knockout", "largest")})))
+    low, high = _bounds(game, field)
+    value = data.draw(st.one_of(st.integers(max_value=low - 1), st.integers(min_value=high + 1)))
+    with pytest.raises(UsageError) as refused:
+        parse_options(get_engine(game).spec, {field: value})
+    assert refused.value.code == "usage.options" and field in str(refused.value)
+    assert parse_options(get_engine(game).spec, {field: data.draw(st.integers(low, high))}) is not None
+
+
+def test_a_match_recorded_before_its_options_had_bounds_still_reads_and_audits(db: str):
+    """The bounds are on what matchlog starts; a record it holds already, from a version without
+    them, reads as it was recorded."""
+    match_id = uuid7()
+    seats = (Seat(name="a", player="random"), Seat(name="b", player="random"))
+    with Store(db) as store:
+        store.append(match_id, [MatchStarted(game="porrinha", options={"chopsticks": 20_000}, seats=seats)], 0)
+    out, _ = invoke("show", str(match_id), "--db", db)
+    assert "20000" in out.replace(",", "")
+    assert "no findings" in invoke("audit", "--all", "--db", db)[0]
+    with pytest.raises(UsageError) as refused:
+        parse_options(get_engine("porrinha").spec, {"chopsticks": 20_000})
+    assert "chopsticks is at most 100" in str(refused.value)
+
+
+def test_play_porrinha_with_100000_chopsticks_is_refused_before_it_plays(db: str):
+    _, err = invoke("play", "porrinha", "-p", "random", "-p", "random", "--chopsticks", "100000", "--db", db, code=2)
+    assert err.startswith("error[usage]") and "--chopsticks" in err and "100" in err
+    assert not Path(db).exists()
+
+
+SLOW_PLAYER = """
+import time
+
+
+class Player:
+    def hand(self, table):
+        time.sleep(1)
+        return 0
+
+    def guess(self, table):
+        return 0
+"""
+
+
+def test_a_removed_player_is_shown_in_plays_and_tournaments_output_with_why(db: str, tmp_path: Path):
+    (tmp_path / "slow.py").write_text(SLOW_PLAYER)
+    slow = f"slow={tmp_path / 'slow.py'}:Player"
+    common = ["--timeout", "0.2", "--seed", "1", "--in-process", "--db", db]
+    out, _ = invoke("play", "porrinha", "-p", "random", "-p", slow, "--games", "2", *common)
+    removed = [line for line in out.splitlines() if "slow removed: player.timeout" in line]
+    assert len(removed) == 2 and all("no answer within 0.2 s" in line for line in removed), out
+    assert "slow: removed in 2 of 2 matches: player.timeout" in out
+    report = json.loads(invoke("play", "porrinha", "-p", "random", "-p", slow, "--json", *common)[0])
+    [ruling] = report["matches"][0]["rulings"]
+    assert ruling["name"] == "slow" and ruling["ruling"] == "removed" and ruling["code"] == "player.timeout"
+    assert "within 0.2 s" in ruling["why"] and ruling["seat"] == 1
+    out, _ = invoke("tournament", "porrinha", "-p", "random", "-p", slow, "--games", "2", "--jobs", "1", *common)
+    assert "slow: removed in 2 of 2 matches: player.timeout (hand() gave no answer within 0.2 s)" in out
+    report = json.loads(
+        invoke("tournament", "porrinha", "-p", "random", "-p", slow, "--games", "2", "--jobs", "1", "--json", *common)[
+            0
+        ]
+    )
+    assert [(r["name"], r["code"], r["matches"]) for r in report["rulings"]] == [("slow", "player.timeout", 2)]
+
+
+HEAVY = ("duckdb", "pyarrow", "numpy", "litestar", "httpx", "cryptography", "matchlog.store.log", "matchlog.replay")
+
+
+@pytest.mark.parametrize("asked", [["--version"], ["--help"], ["play", "--help"], ["sql", "--help"]])
+def test_version_and_help_load_none_of_the_libraries_commands_work_with(asked: list[str]):
+    probe = (
+        "import sys\n"
+        f"sys.argv = ['matchlog', *{asked!r}]\n"
+        "from matchlog.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print('LOADED', [name for name in {HEAVY!r} if name in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert "LOADED []" in out, out.splitlines()[-1]
+    assert ("matchlog 0." in out) if asked == ["--version"] else ("Usage: matchlog" in out)
+
+
+def test_the_mat_and_the_sgf_of_one_game_import_as_one_match(db: str, tmp_path: Path):
+    invoke("play", "backgammon", "-p", "heuristic", "-p", "random", "--seed", "2", "-q", "--db", db)
+    [match] = json.loads(invoke("list", "--json", "--db", db)[0])
+    for suffix in ("mat", "sgf"):
+        invoke("export", match["match_id"], "--format", suffix, "-o", str(tmp_path / f"game.{suffix}"), "--db", db)
+    copy = str(tmp_path / "copy.duckdb")
+    invoke("import", str(tmp_path / "game.mat"), "--db", copy)
+    out, err = invoke("import", str(tmp_path / "game.sgf"), "--db", copy)
+    assert "imported 0 events of 0 matches" in out and "already: not imported again" in err
+    [imported] = json.loads(invoke("list", "--json", "--db", copy)[0])
+    assert imported["events"] == match["events"]
+    assert "no findings" in invoke("audit", "--all", "--db", copy)[0]
+    # Either record alone gives the game's time to the minute (SGF's DT holds only a date).
+    alone = str(tmp_path / "sgf.duckdb")
+    invoke("import", str(tmp_path / "game.sgf"), "--db", alone)
+    [from_sgf] = json.loads(invoke("list", "--json", "--db", alone)[0])
+    assert from_sgf["created_at"] == imported["created_at"] == match["created_at"][:-4] + ":00Z"
+    # Two games of the same players are two matches, however alike they end.
+    invoke("play", "porrinha", "-p", "random", "-p", "random", "--games", "3", "--seed", "4", "-q", "--db", db)
+    for number, listed in enumerate(json.loads(invoke("list", "--game", "porrinha", "--json", "--db", db)[0])):
+        record = tmp_path / f"game{number}.txt"
+        invoke("export", listed["match_id"], "--format", "text", "-o", str(record), "--db", db)
+        assert "imported 0 events" not in invoke("import", str(record), "--db", copy)[0]
+    assert len(json.loads(invoke("list", "--game", "porrinha", "--json", "--db", copy)[0])) == 3
 
 
 def test_play_records_matches_and_prints_places(db: str):
@@ -293,7 +450,9 @@ def test_schema_lists_the_event_types_and_prints_every_schema_or_one():
     document = json.loads(invoke("schema", "--json")[0])
     assert "GuessMade" in document["$defs"]
     one = json.loads(invoke("schema", "porrinha.guess_made")[0])
-    assert one["$ref"].endswith("GuessMade")
+    assert one["$ref"].endswith("GuessMade") and list(one["$defs"]) == ["GuessMade"]  # that one, not every event
+    started = json.loads(invoke("schema", "match.started")[0])
+    assert "MatchStarted" in started["$defs"] and "Seat" in started["$defs"] and "GuessMade" not in started["$defs"]
     _, err = invoke("schema", "chess.moved", code=2)
     assert "error[usage.tag]" in err
 
@@ -332,6 +491,46 @@ def test_games_lists_games_players_and_options():
         "resignations": False,
         "jacoby": False,
     }
+    said = {line.split(":")[0]: line for line in invoke("games")[0].splitlines() if not line.startswith(" ")}
+    assert "Backgammon, 2 players" in said["backgammon"] and " to 2 " not in said["backgammon"]
+    assert "2 to 4 players" in said["fish"] and "2 or more players" in said["porrinha"]
+
+
+def test_replay_refuses_a_range_that_ends_before_it_starts(db: str, played: list[str]):
+    _, err = invoke("replay", played[0], "--from", "30", "--to", "10", "--db", db, code=2)
+    assert err.startswith("error[usage.range]") and "--to 10" in err and "--from 30" in err
+    with matchlog.open(db) as log, pytest.raises(UsageError) as refused:
+        log.lines(played[0], start=30, stop=10)
+    assert refused.value.code == "usage.range"
+    assert invoke("replay", played[0], "--from", "3", "--to", "3", "--db", db)[0].count("\n") == 1
+
+
+def test_proof_commands_say_what_is_missing_first_and_the_key_reads_as_json(db: str, played: list[str], tmp_path: Path):
+    _, err = invoke("check", str(tmp_path / "nofile.bundle"), "--key", "x", code=2)
+    assert err.startswith("error[usage.file]") and "nofile.bundle" in err  # the file, before the key
+    key = json.loads(invoke("key", "--json", "--db", db)[0])
+    assert key["key"] == invoke("key", "--db", db)[0].strip()
+    assert key["key"].startswith(f"{key['name']}+{key['key_id']}+") and len(key["key_id"]) == 8
+    checkpoint = tmp_path / "held.checkpoint"
+    invoke("checkpoint", "-o", str(checkpoint), "--db", db)
+    Path(db + ".key").unlink()  # a log whose key is kept elsewhere
+    _, err = invoke("verify", "--against", str(checkpoint), "--db", db, code=2)
+    assert "--key" in err, err
+    assert (
+        "the log is what the 1 checkpoint"
+        in invoke("verify", "--against", str(checkpoint), "--key", key["key"], "--db", db)[0]
+    )
+
+
+def test_a_text_record_holds_a_resumed_match_and_imports_it(db: str, played: list[str], tmp_path: Path):
+    invoke("undo", played[0], "--reason", "appeal", "--db", db)
+    invoke("resume", played[0], "-p", "random", "-p", "random", "-p", "random", "--seed", "1", "--db", db)
+    record = tmp_path / "resumed.txt"
+    invoke("export", played[0], "--format", "text", "-o", str(record), "--db", db)
+    assert 'resumed players "random" "random" "random" unconfined' in record.read_text()
+    copy = str(tmp_path / "copy.duckdb")
+    invoke("import", str(record), "--db", copy)
+    assert "no findings" in invoke("audit", "--all", "--db", copy)[0]
 
 
 @pytest.mark.parametrize(
@@ -405,7 +604,8 @@ def test_play_davinci_with_a_human_at_the_terminal_then_replay_as_that_seat(db: 
         app, ["play", "davinci", "-p", "human", "-p", "seed-ai", "--seed", "2", "--db", db], input="zebra\n0 5\nquit\n"
     )
     assert result.exit_code == 0, result.stdout
-    assert "Give a seat, a position and a number" in result.stdout
+    assert "Your guess (position number, e.g. 0 7 for seed-ai's tile 0; a number is 0-11)" in result.stdout
+    assert "Give position number, e.g. 0 7 for seed-ai's tile 0." in result.stdout
     assert "1st seed-ai, 2nd human" in result.stdout
     listed = json.loads(invoke("list", "--db", db, "--json")[0])
     match_id = listed[0]["match_id"]

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from matchlog.cli import app
 from matchlog.referee import play_series
 from matchlog.store import Store
+from matchlog.store.schema import SCHEMA_VERSION
 
 from .conftest import start_server
 
@@ -373,9 +374,10 @@ def test_a_log_of_a_newer_schema_is_refused_and_one_without_its_version_row_open
 ):
     source, _, shown = kept
     db = copy_log(source, tmp_path / "log.duckdb")
-    damage(db, "UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    newer = str(int(SCHEMA_VERSION) + 1)
+    damage(db, f"UPDATE meta SET value = '{newer}' WHERE key = 'schema_version'")
     _, err = cli("list", "--db", db, code=2)
-    assert err.startswith("error[store.version]: ") and "version 3" in err
+    assert err.startswith("error[store.version]: ") and f"version {newer}" in err
     damage(db, "DELETE FROM meta")
     cli("verify", "--db", db)
     match, printed = next(iter(shown.items()))

@@ -382,7 +382,8 @@ def test_a_scripted_human_session(tmp_path: Path):
         records = store.read(result.match_id)
         assert store.verify() == []
     shown = screen.getvalue()
-    assert "Give a seat, a position and a number" in shown  # "" and "banana" were asked again
+    # "" and "banana" were asked again, the form said as it is typed against one opponent, with an example
+    assert "Give position number, e.g. 0 7 for ai's tile 0." in shown
     assert "Position 9 is not a hidden tile" in shown
     assert "12 is not a number from 0 to 11" in shown
     guesses = [r.event for r in records if isinstance(r.event, TileGuessed) and r.event.seat == 0]

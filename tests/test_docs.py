@@ -252,6 +252,74 @@ def test_the_layers_on_the_architecture_page_are_the_imports_the_code_makes():
     assert claimed == code
 
 
+def _module_imports() -> dict[str, set[str]]:
+    """Every module of matchlog (`matchlog.referee.play`, ...) and the modules of matchlog it imports,
+    wherever the import stands (at the top, in a function, for type checking): each is a dependency."""
+    modules: dict[str, Path] = {}
+    for package, folder in PACKAGE_DIRS.items():
+        for source in sorted((ROOT / folder).glob("*.py")):
+            modules[package if source.stem == "__init__" else f"{package}.{source.stem}"] = source
+    graph: dict[str, set[str]] = {}
+    for name, source in modules.items():
+        package = name if source.stem == "__init__" else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                where = (f"{base}.{node.module}" if node.module else base) if node.level else (node.module or "")
+                submodules = {f"{where}.{alias.name}" for alias in node.names} & modules.keys()
+                found |= submodules or ({where} & modules.keys())  # `from . import x` needs x, not the package
+            elif isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names} & modules.keys()
+        graph[name] = found - {name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan's algorithm): each a cycle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph.get(node, ()):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_imports_point_one_way_between_packages_and_among_the_referees_modules():
+    packages = {name.removeprefix("matchlog."): folder for name, folder in PACKAGE_DIRS.items()}
+    between = {name: _imports_of(ROOT / folder, packages) - {name} for name, folder in packages.items()}
+    assert _cycles(between) == []
+    referee = {
+        name: {other for other in imports if other.startswith("matchlog.referee.")}
+        for name, imports in _module_imports().items()
+        if name.startswith("matchlog.referee.")
+    }
+    assert len(referee) > 15 and referee["matchlog.referee.play"]  # the graph was read
+    assert _cycles(referee) == []
+
+
 _LINK = re.compile(r"!?\[[^\]]*\]\((?P<target>[^)\s]+)[^)]*\)")
 
 
@@ -287,6 +355,36 @@ def test_every_test_the_guarantees_table_names_exists():
         for file_only in re.findall(r"`(test_\w+\.py)`", row):
             assert (ROOT / "tests" / file_only).exists(), file_only
     assert named >= 10
+
+
+_OUR_VERSION = re.compile(
+    r"\b(?:matchlog|before|since|until|after|from|in) v?(\d+\.\d+(?:\.\d+)?)\b(?!\s*(?:s\b|ms\b|%|seconds|x\b))"
+)
+
+
+def test_no_text_names_a_version_of_matchlog_that_does_not_exist():
+    ours = tuple(
+        int(part) for part in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"].split(".")
+    )
+    later = []
+    for folder in [*PACKAGE_DIRS.values(), "docs"]:
+        for source in sorted((ROOT / folder).rglob("*")):
+            if source.suffix not in (".py", ".md") or not source.is_file():
+                continue
+            for found in _OUR_VERSION.finditer(source.read_text()):
+                named = tuple(int(part) for part in found.group(1).split("."))
+                if named[:1] == (0,) and named + (0,) * (3 - len(named)) > ours:
+                    later.append(f"{source.relative_to(ROOT)}: {found.group(0)!r}")
+    assert later == []
+
+
+def test_the_pages_say_end_round_reaches_players_out_of_the_game_as_the_referee_does():
+    # tests/test_referee_porrinha.py::test_end_round_reaches_players_out_of_the_game_but_not_removed_ones
+    # holds what the referee does; the pages must say the same.
+    for page in ("protocol.md", "rules.md"):
+        text = " ".join((DOCS / page).read_text().split())
+        said = text[text.index("`end_round` (") if page == "protocol.md" else text.index("`end_round` is called") :]
+        assert "out of the game" in said[:160] and "who played the round" not in said[:160], page
 
 
 def test_nothing_in_the_repository_points_at_the_developers_notes_outside_it():

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from typer.main import get_command
 from typer.testing import CliRunner
 
 from matchlog.cli import app
@@ -452,8 +453,26 @@ def test_a_damaged_import_file_is_refused_whole_with_a_clear_error(
             assert store.count() >= before, "a harmless change (whitespace, a blank line) imports"
 
 
+def _command_names() -> list[str]:
+    """Every command of `matchlog` by its full name (`play porrinha`, `list`, ...)."""
+    names: list[str] = []
+
+    def walk(command: Any, path: tuple[str, ...]) -> None:
+        if path:
+            names.append(" ".join(path))
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            walk(sub, (*path, name))
+
+    walk(get_command(app), ())
+    return names
+
+
+#: Commands that serve until they are stopped: the fuzzer gives them only lines that end (its examples).
+SERVING = {"serve", "client"}
+COMMAND_WORDS = sorted({word for name in _command_names() for word in name.split()} - SERVING)
 WORDS = st.sampled_from(
     [
+        *COMMAND_WORDS,
         "play",
         "porrinha",
         "fish",
@@ -518,6 +537,28 @@ WORDS = st.sampled_from(
 )
 
 
+_EXAMPLES: list[list[str]] = [
+    ["list", "--limit", "99999999999999999999999"],
+    ["serve", "--port", "99999"],
+    ["serve", "fish", "--rows", "0"],
+    ["client", "fish", "--port", "0"],
+    ["duel", "porrinha", "-p", "random", "-p", "random", "--pairs", "1"],
+    ["duel-report", "x"],
+    ["ratings", "porrinha", "--json"],
+    ["dataset", "-o", "/nonexistent/dir"],
+    ["play", "porrinha", "-p", "random", "-p", "random", "--chopsticks", "100000"],
+    ["sql", "SELECT '[/x]'"],
+    ["tournament", "porrinha", "-p", "random", "-p", "random", "--games", "3", "--jobs", "300"],
+]
+
+
+def _each_example(test: Any) -> Any:
+    """The test with every line of `_EXAMPLES` among its examples."""
+    for words in reversed(_EXAMPLES):
+        test = example(words=words)(test)
+    return test
+
+
 @pytest.fixture(scope="module")
 def fuzz_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cli") / "log.duckdb"
@@ -530,9 +571,7 @@ def fuzz_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 @given(words=st.lists(WORDS, min_size=1, max_size=6))
-@example(words=["list", "--limit", "99999999999999999999999"])
-@example(words=["sql", "SELECT '[/x]'"])
-@example(words=["tournament", "porrinha", "-p", "random", "-p", "random", "--games", "3", "--jobs", "300"])
+@_each_example
 def test_any_command_line_ends_in_a_result_or_a_clear_error(fuzz_log: Path, words: list[str]):
     with Store(fuzz_log) as store:
         before = (store.count(), store.verify())
@@ -544,6 +583,12 @@ def test_any_command_line_ends_in_a_result_or_a_clear_error(fuzz_log: Path, word
     if result.exit_code == 2:
         with Store(fuzz_log) as store:
             assert (store.count(), store.verify()) == before, "a refused command changes nothing"
+
+
+def test_the_command_line_fuzzer_tries_every_command():
+    tried = set(COMMAND_WORDS) | {word for example in _EXAMPLES for word in example}
+    assert all(set(name.split()) <= tried for name in _command_names())
+    assert {"duel", "duel-report", "ratings", "dataset", "serve", "client"} <= tried
 
 
 class Saboteur:

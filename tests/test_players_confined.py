@@ -385,3 +385,61 @@ class Booked(Honest):
     with make_player("porrinha", seats[0].player, random.Random(1)) as me:  # type: ignore[attr-defined]
         result = play_match("porrinha", seats, [me, make_player("porrinha", "random", random.Random(2))], seed=3)
     assert result.outcome.removed == ()
+
+
+#: A player of a plugin's game that uses the game's own package: its built-in player, and its rules
+#: from the registry (which must know the game inside the sandbox as outside).
+_PERUDO_PLAYER = """
+from pathlib import Path
+
+from matchlog.engines import get
+from perudo.players import Counter
+
+
+class Studied(Counter):
+    def act(self, decision):
+        if get("perudo").spec.name != "perudo":
+            raise RuntimeError("the registry does not know perudo")
+        if Path(__file__).parents[1].joinpath("dev", "secret.txt").exists():
+            raise RuntimeError("it sees the file beside the game's package")
+        return super().act(decision)
+"""
+
+
+def test_a_confined_player_of_a_plugin_game_installed_outside_site_packages_imports_its_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from matchlog.events import plugins
+
+    # Dudo's package under another name, with its metadata in a folder on the path and not in a
+    # site-packages (as `pip install --target` or a development install leaves a game).
+    dev = tmp_path / "dev"
+    source = Path(__file__).parents[1] / "examples" / "dudo" / "dudo"
+    (dev / "perudo").mkdir(parents=True)
+    for file in source.iterdir():
+        if file.suffix in (".py", ".js"):
+            (dev / "perudo" / file.name).write_text(file.read_text().replace("dudo", "perudo"))
+    metadata = dev / "matchlog_perudo-0.1.dist-info"
+    metadata.mkdir()
+    (metadata / "METADATA").write_text("Metadata-Version: 2.1\nName: matchlog-perudo\nVersion: 0.1\n")
+    (metadata / "entry_points.txt").write_text("[matchlog.games]\nperudo = perudo.game:GAME\n")
+    (dev / "secret.txt").write_text("beside the game, not its own\n")
+    players = tmp_path / "players"
+    players.mkdir()
+    (players / "studied.py").write_text(_PERUDO_PLAYER)
+    monkeypatch.syspath_prepend(str(dev))
+    plugins.reload()
+    try:
+        seats = seats_from_specs("perudo", [f"{players / 'studied.py'}:Studied", "counter"])
+        with make_player("perudo", seats[0].player, random.Random(1)) as me:  # type: ignore[attr-defined]
+            others = make_player("perudo", "counter", random.Random(2))
+            with Store(":memory:") as store:
+                result = play_match("perudo", seats, [me, others], seed=3, store=store)
+                records = list(store.read(result.match_id))
+        assert result.outcome.removed == ()
+        played = [r.event for r in records if r.event.tag in ("perudo.bid_made", "perudo.doubted")]
+        assert any(event.seat == 0 for event in played)  # it played, not only its opponent
+        assert audit_records(records).findings == []
+    finally:
+        monkeypatch.undo()
+        plugins.reload()

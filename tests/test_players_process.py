@@ -20,7 +20,7 @@ from matchlog.engines.davinci import ENGINE as DAVINCI
 from matchlog.engines.davinci import HIDDEN
 from matchlog.events import AnswerRejected, MatchEnded, PlayerRemoved, Seat, UsageError, uuid7
 from matchlog.referee import ChildPlayer, Limits, MemoryRecorder, play_match, play_series, seats_from_specs
-from matchlog.referee.messages import DavinciMessages
+from matchlog.referee.davinci import DavinciMessages
 from matchlog.referee.players import make_player
 from matchlog.referee.sandbox import confinement
 from matchlog.referee.tournament import run_tournament

@@ -34,6 +34,7 @@ from matchlog.proofs import verifier
 from matchlog.proofs.tree import Frontier
 from matchlog.referee import MemoryRecorder, make_player, play_match, play_series, seats_from_specs
 from matchlog.store import Store, chain_hash
+from matchlog.store.schema import SCHEMA_VERSION
 from matchlog.store.writer import insert_tree
 
 runner = CliRunner()
@@ -98,7 +99,7 @@ def test_a_version_1_log_is_read_as_it_was_and_gets_its_tree_on_first_open_for_w
     with Store(path) as store:
         assert store.tree_head() == head, "the same tree: the events in the order they were committed"
         assert store.verify_tree() == []
-        assert store.query("SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
+        assert store.query("SELECT value FROM meta WHERE key = 'schema_version'") == [(SCHEMA_VERSION,)]
 
 
 # -- a log, its checkpoint and receipts, and four ways to rewrite it ----------------------------
@@ -588,9 +589,10 @@ def test_a_bundle_changed_in_any_field_fails_or_proves_exactly_the_same(
 def _sealed(said: tuple[Any, ...], proven: tuple[Any, ...]) -> bool:
     """Whether `said` is `proven` with some whole events sealed: the one change that still checks, as
     withholding what an event says can never be refused (a seat's bundle seals what it may not see)."""
-    (checkpoint, match, entries, against), (checkpoint_, match_, entries_, against_) = said, proven
+    (checkpoint, match, entries, against, annotations) = said
+    (checkpoint_, match_, entries_, against_, annotations_) = proven
     return (
-        (checkpoint, match, against) == (checkpoint_, match_, against_)
+        (checkpoint, match, against, annotations) == (checkpoint_, match_, against_, annotations_)
         and [entry[:3] for entry in entries] == [entry[:3] for entry in entries_]
         and all(entry[3] in (None, entry_[3]) for entry, entry_ in zip(entries, entries_, strict=True))
         and entries != entries_

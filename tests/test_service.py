@@ -258,7 +258,7 @@ def test_the_server_stops_on_sigterm_and_ctrl_c_with_everything_acknowledged(tmp
     db = tmp_path / "stop.duckdb"
     for sig in (signal.SIGTERM, signal.SIGINT):
         server = start_server(db)
-        log = matchlog.open(db)
+        log = matchlog.open(db, write=True)  # a served log is read-only unless asked
         played = matchlog.referee.play_series("porrinha", ["random", "random"], games=2, seed=1, store=log)
         log.close()
         assert server.stop(sig) == 0

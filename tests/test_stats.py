@@ -18,7 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+import matchlog
 from matchlog.cli import app
+from matchlog.cli.plots import rate_labels
 from matchlog.engines import get as get_engine
 from matchlog.events import (
     AnswerRejected,
@@ -214,3 +216,26 @@ def test_the_stats_command_prints_tables_json_csv_and_plots(tmp_path: Path):
     ):
         result = runner.invoke(app, ["stats", *args, "--db", db])
         assert result.exit_code == 2 and f"error[{code}]" in result.stderr, (args, result.stderr)
+
+
+def test_stats_say_no_mean_score_for_games_without_scores_and_tell_two_strategies_of_one_name_apart(tmp_path: Path):
+    db = tmp_path / "log.duckdb"
+    with Store(db) as store:
+        play_series("porrinha", ["awk=random", "reasoner"], games=2, seed=1, store=store)
+        play_series("porrinha", ["awk=reasoner", "random"], games=2, seed=2, store=store)
+        play_series("backgammon", ["heuristic", "random"], games=2, seed=3, store=store)
+        result = statistics(store)
+    porrinha = [r for r in result.rates if r.game == "porrinha"]
+    assert porrinha and all(r.mean_score is None for r in porrinha)  # places only: no scores to average
+    assert all(r.mean_score is not None for r in result.rates if r.game == "backgammon")
+    labels = [label for label in rate_labels(porrinha) if label.startswith("porrinha: awk")]
+    assert sorted(labels) == ["porrinha: awk (random)", "porrinha: awk (reasoner)"]
+    table = runner.invoke(app, ["stats", "porrinha", "--db", str(db)]).stdout
+    assert "mean score" not in table and "0.00" not in table.split("win rates by player")[1].split("\n\n")[0]
+    assert "mean score" in runner.invoke(app, ["stats", "backgammon", "--db", str(db)]).stdout
+    rows = list(csv.DictReader(io.StringIO(runner.invoke(app, ["stats", "porrinha", "--db", str(db), "--csv"]).stdout)))
+    assert not [r for r in rows if r["measure"] == "mean_score"]
+    with matchlog.open(db) as log:
+        seats = log.seats_frame().to_pandas()
+    assert not seats["rejected"].isna().any() and not seats["answers"].isna().any()
+    assert (seats["rejected"] == 0).all()  # nobody's answer was rejected: none, not unknown

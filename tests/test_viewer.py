@@ -12,6 +12,7 @@ import random
 import re
 import tomllib
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
@@ -660,3 +661,85 @@ def test_an_html_export_refuses_what_it_cannot_hold(shown, tmp_path: Path):
     # To stdout, like JSON Lines: one page, its data inlined.
     page = runner.invoke(app, ["export", str(ruled.match_id), "--format", "html", "--as-seat", "-1", *db])
     assert page.exit_code == 0 and page.stdout.startswith("<!doctype html>") and str(ruled.match_id) in page.stdout
+
+
+# -- what a newcomer read on the pages ----------------------------------------------------------
+
+
+def test_the_da_vinci_board_says_tile_to_place_no_turn_at_the_end_and_what_its_borders_mean(shown, page: Page):
+    served = shown[0]
+    info = first_of(served, "davinci")
+    with matchlog.open(served.db) as log:
+        lines = log.lines(info.match_id)
+        drawn_at = next(line.seq for line in lines if line.type == "davinci.tile_drawn")
+        waiting = log.state(info.match_id, drawn_at, as_seat=-1).state
+        guessing = next(
+            line.seq for line in lines if log.state(info.match_id, line.seq, as_seat=-1).state.phase == "guess"
+        )
+    assert waiting.pending, "with hidden jokers every drawn tile waits to be placed"
+    page.goto(f"{served.url}/matches/{info.match_id}?seq={drawn_at}&as_seat=-1")
+    at(page, drawn_at)
+    notes = page.locator("svg.board").text_content() or ""
+    assert f"tile to place: {waiting.names[waiting.pending[0][0]]}" in notes and "joker" not in notes
+    page.goto(f"{served.url}/matches/{info.match_id}?seq={guessing}&as_seat=-1")
+    at(page, guessing)
+    assert "on turn" in (page.locator("svg.board").text_content() or "")  # while it goes on, someone is
+    page.goto(f"{served.url}/matches/{info.match_id}?seq={info.last_seq}&as_seat=-1")
+    at(page, info.last_seq)
+    board = page.locator("svg.board")
+    assert board.get_attribute("data-phase") == "over"
+    assert "on turn" not in board.text_content() and board.locator("g.on-turn").count() == 0
+    assert "gold border: turned up, every player sees it" in board.text_content()
+    page.goto(f"{served.url}/matches/{info.match_id}?seq={drawn_at}&token={served.admin}")  # the whole record
+    at(page, drawn_at)
+    assert "dashed border: hidden from the others, shown to this view" in page.locator("svg.board").text_content()
+
+
+def test_a_backgammon_boards_two_legends_never_overlap(shown, page: Page):
+    served = shown[0]
+    info = first_of(served, "backgammon")
+    page.goto(f"{served.url}/matches/{info.match_id}?seq={info.last_seq}")
+    at(page, info.last_seq)
+    boxes = [text.bounding_box() for text in page.locator("svg.board text.pips").all()]
+    assert len(boxes) == 2 and all(boxes)
+    first, second = boxes
+    assert first["y"] + first["height"] <= second["y"] or second["y"] + second["height"] <= first["y"]
+    assert " · won" in page.locator("svg.board text.pips").all_text_contents()[info.outcome.winners[0]]
+
+
+def test_an_unknown_match_is_a_404_page_and_the_list_gives_iso_8601_times(shown, page: Page):
+    served = shown[0]
+    for path in ("/matches/zzzz", "/matches/0123abcd", "/matches/zzzz/audit/3"):
+        answer = page.goto(f"{served.url}{path}")
+        assert answer is not None and answer.status == 404, path
+        expect(page.locator("h1")).to_have_text("No such match")
+        assert page.locator("svg.board").count() == 0 and page.locator("a[href='/']").count() == 1
+    page.goto(f"{served.url}/")
+    rows = page.locator("table.matches tbody tr")
+    expect(rows).to_have_count(25)
+    with matchlog.open(served.db) as log:
+        newest = log.matches(limit=1)[0]
+    started = rows.first.locator("td").nth(1).text_content()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", started), started
+    assert started == datetime.fromtimestamp(newest.created_us / 1e6, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_the_statistics_page_shows_long_names_whole_and_its_win_rate_axis_has_values(page: Page, tmp_path: Path):
+    db = tmp_path / "names.duckdb"
+    long_name = "a-player-whose-name-is-as-long-as-can-be"  # 40 characters, the most a name has
+    with Store(db) as store:
+        play_series("porrinha", [f"{long_name}=random", "reasoner"], games=2, seed=1, store=store, timeout=5.0)
+    served = start_server(db)
+    try:
+        page.goto(f"{served.url}/stats")
+        chart = page.locator("svg.chart.rates").first
+        expect(chart.locator("g.rate")).to_have_count(2)
+        edge = chart.bounding_box()
+        label = chart.locator("text.rate-label", has_text=long_name)
+        box = label.bounding_box()
+        assert edge and box and box["x"] >= edge["x"] - 0.5, (box, edge)  # nothing of it left of the chart
+        assert long_name in label.text_content()
+        ticks = chart.locator("text.tick").all_text_contents()
+        assert ticks == ["0.0%", "25.0%", "50.0%", "75.0%", "100.0%"]
+    finally:
+        served.stop()

@@ -18,7 +18,6 @@ for every test that compares what a reader gets).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -26,53 +25,33 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import matchlog.events as events_package
 from matchlog.engines import GAMES, Turn
 from matchlog.engines.davinci import JOKERS
 from matchlog.engines.views import Derived, shown_event, shown_turn
 from matchlog.events import (
-    Event,
     JokerPlaced,
-    MatchlogError,
     MatchStarted,
     PenguinMoved,
-    Record,
     Seat,
     TileSorted,
     Withheld,
-    lifecycle,
 )
 from matchlog.replay import (
-    audit_records,
-    check_seat,
-    dispute_records,
-    seat_audit_report,
-    seat_dispute_report,
-    seat_lines,
-    seat_state,
     timeline,
 )
 from matchlog.store import Store
+from matchlog.testing import kit
+from matchlog.testing.kit import seat_outputs, seat_reports
 
 from .twins import davinci_twins, played, twins
 
 # -- the declarations ------------------------------------------------------------------------
 
 
-def events_of(game: str) -> set[type[Event]]:
-    """The event types a game's log may hold (and its views show): the shared ones and its own."""
-    return set(lifecycle.EVENTS) | set(getattr(events_package, game).EVENTS)
-
-
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_every_event_type_of_every_game_declares_what_each_seat_sees(game: str):
-    declared = set(GAMES[game].views)
-    assert declared == events_of(game), (
-        f"undeclared: {sorted(c.__name__ for c in events_of(game) - declared)}; "
-        f"not the game's: {sorted(c.__name__ for c in declared - events_of(game))}"
-    )
-    for cls in declared:
-        assert callable(GAMES[game].views[cls])
+    """Every game's, a plugin's too: the kit's check, over the event types its plugin registers."""
+    kit.check_views(game)
 
 
 def test_an_event_type_its_game_does_not_declare_shows_nothing_to_anyone():
@@ -107,27 +86,9 @@ def plain(value: Any) -> Any:
     return msgspec.to_builtins(value)
 
 
-def lines_and_states(records: Sequence[Record], seat: int | None) -> Iterator[tuple[Any, Any]]:
-    """Per seq: the replay/export line and the state (whose turn, outcome, drawing) `seat` gets."""
-    engine = GAMES[records[0].event.game]  # type: ignore[attr-defined]
-    full = timeline(records)
-    for line, step in zip(seat_lines(records, seat), full, strict=True):
-        state = seat_state(engine, line.match_id, line.seq, step.after, seat)
-        yield plain(line), plain(state)
-
-
-def reports(records: Sequence[Record], seat: int | None) -> Any:
-    """The audit and dispute reports `seat` gets of the last event of `records`, and its errors."""
-    seq = len(records) - 1
-    audit = seat_audit_report(records, audit_records(records), seat)
-    dispute = seat_dispute_report(records, dispute_records(records, seq, chain_verified=True), seat)
-    errors = []
-    for wrong in (lambda: dispute_records(records, seq + 1, chain_verified=True), lambda: check_seat(99, 4)):
-        try:
-            wrong()
-        except MatchlogError as error:
-            errors.append((error.code, error.message))
-    return plain(audit), plain(dispute), errors
+#: Per seq, the replay/export line and the state a seat gets; the reports and errors it gets (the kit's).
+lines_and_states = seat_outputs
+reports = seat_reports
 
 
 # -- the property ------------------------------------------------------------------------------
@@ -141,24 +102,16 @@ def test_no_output_a_seat_gets_depends_on_what_it_may_not_know(game: str, seed: 
     engine = GAMES[game]
     players = len(records[0].event.seats)  # type: ignore[attr-defined]
     rng = random.Random(seed)
-    compared = 0
-    for seat in [None, *range(players)]:
-        outputs = list(lines_and_states(records, seat))
-        assert len(outputs) == len(records)
-        if not engine.spec.hidden:
+    if not engine.spec.hidden:
+        for seat in [None, *range(players)]:
             # Nothing is hidden: a seat sees what the referee sees, and a few reports say so.
+            outputs = lines_and_states(records, seat)
             referee = [plain(s.event) for s in timeline(records)]
-            assert [line["event"] for line, _ in outputs] == referee
+            assert [line["event"] for line, *_ in outputs] == referee
             for seq in rng.sample(range(1, len(records)), min(3, len(records) - 1)):
                 reports(records[: seq + 1], seat)
-            continue
-        for twin, until in twins(records, seat, rng):
-            # Every line and state up to the seq where the seat could tell is the same...
-            assert list(lines_and_states(twin, seat)) == outputs[:until], f"seat {seat} before seq {until}"
-            # ...and so are the reports of a few prefixes, and the errors it is given.
-            for seq in {until - 1, *rng.sample(range(1, until), min(2, until - 1))}:
-                assert reports(twin[: seq + 1], seat) == reports(records[: seq + 1], seat), f"seq {seq}"
-            compared += 1
+    # Every output of every seat is the same from each twin, up to where the seat could tell.
+    compared = kit.check_twins(records, twins, seed=seed)
     if engine.spec.hidden:
         assert compared > 0, "no twin was found: the property was not tested"
     COMPARED[game] = COMPARED.get(game, 0) + compared

@@ -220,6 +220,10 @@ def twins(records: Sequence[Record], seat: int | None, rng: random.Random) -> It
         yield from porrinha_twins(records, seat)
     elif game == "davinci":
         yield from davinci_twins(records, seat, rng)
+    elif game == "dudo":  # the example plugin's, which its package ships for its own tests
+        from dudo.twins import twins as dudo_twins
+
+        yield from dudo_twins(records, seat, rng)
 
 
 def stored(store: Store, records: Sequence[Record], *, match_id: UUID | None = None) -> UUID:

@@ -77,6 +77,11 @@ export class ServerSource {
     return getJson(`/api/matches/${this.matchId}/audit`);
   }
 
+  /** The annotations as `view` sees them, each player's summary and the evaluation graph. */
+  analysis(view) {
+    return getJson(`/api/matches/${this.matchId}/annotations`, { as_seat: view });
+  }
+
   /** Where the dispute report about `seq` is (the token decides what it shows). */
   disputeHref(seq) {
     return withToken(`/matches/${this.matchId}/audit/${seq}`);
@@ -148,6 +153,11 @@ export class FileSource {
 
   async audit(view) {
     return { findings: this.view(view).findings };
+  }
+
+  async analysis(view) {
+    const index = this.view(view).analysis;
+    return index === undefined ? null : this.data.pool[index];
   }
 
   /** The dispute report about `seq` as `view` may see it, when the file holds one. */

@@ -26,6 +26,7 @@ export class ReplayCtrl {
     this.lines = [];
     this.frames = new Map();
     this.findings = [];
+    this.analysis = null; // the annotations as this view sees them, with summaries and the graph
     this.seq = 0;
     this.side = null; // the seat a board is drawn from (backgammon); null: the seat viewed, else seat 0
     this.playing = false;
@@ -90,6 +91,7 @@ export class ReplayCtrl {
     this.lines = [];
     this.frames = new Map();
     this.findings = [];
+    this.analysis = null;
     this.redraw();
     try {
       const lines = await this.source.lines(view);
@@ -99,8 +101,20 @@ export class ReplayCtrl {
       await this.jump(target);
       if (this.info.status === "running" && this.source.canFollow) this.openStream();
       this.loadFindings(generation);
+      this.loadAnalysis(generation);
     } catch (error) {
       if (generation === this.generation) this.fail(error);
+    }
+  }
+
+  async loadAnalysis(generation) {
+    try {
+      const analysis = await this.source.analysis(this.view);
+      if (generation !== this.generation) return;
+      this.analysis = analysis;
+      this.redraw();
+    } catch (error) {
+      // The analysis is extra: the replay goes on without it.
     }
   }
 
@@ -285,6 +299,7 @@ export class ReplayCtrl {
       // The match is over either way; its catalogue row will say so next time.
     }
     this.loadFindings(this.generation);
+    this.loadAnalysis(this.generation);
     this.redraw();
   }
 }

@@ -36,8 +36,9 @@ export function replace(parent, child) {
   parent.replaceChildren(...(child ? [child] : []));
 }
 
-/** A readable time from microseconds since the epoch. */
+/** A time from microseconds since the epoch, in ISO 8601 and UTC (2026-11-23T20:15:03Z): the same
+ * for every reader, whatever the browser's locale, as the command line prints it. */
 export function when(us) {
   if (us === null || us === undefined) return "";
-  return new Date(us / 1000).toLocaleString();
+  return `${new Date(us / 1000).toISOString().slice(0, 19)}Z`;
 }

@@ -4,9 +4,21 @@
 import { getJson } from "matchlog/api.js";
 import { h, s } from "matchlog/dom.js";
 
-const LABEL_W = 230;
+const LABEL_W = 230; // at least; wider for long names, up to LABEL_MAX
+const LABEL_MAX = 480;
+const CHAR_W = 7.5; // about, at the chart's font size, in the chart's units
 const PLOT_W = 360;
 const ROW_H = 22;
+
+/** `text` cut to `chars` characters (with "…"), and a <title> that keeps it whole for a pointer. */
+function fitted(text, chars) {
+  const shown = text.length > chars ? `${text.slice(0, chars - 1)}…` : text;
+  return [s("title", {}, text), shown];
+}
+
+function rateLabel(rate) {
+  return `${rate.game}: ${rate.subject}${rate.player && rate.player !== rate.subject ? ` (${rate.player})` : ""}`;
+}
 
 function percent(value) {
   return `${(100 * value).toFixed(1)}%`;
@@ -15,10 +27,13 @@ function percent(value) {
 /** Win rates as dots with their intervals; `fair(rate)` is where a rate would sit by chance. */
 export function rateChart(rates, fair = () => null) {
   const height = 30 + rates.length * ROW_H;
-  const x = (value) => LABEL_W + value * PLOT_W;
+  // Room for the longest label (a long name is never cut at the edge), cut with "…" beyond LABEL_MAX.
+  const longest = Math.max(0, ...rates.map((rate) => rateLabel(rate).length));
+  const labelW = Math.min(LABEL_MAX, Math.max(LABEL_W, longest * CHAR_W + 16));
+  const x = (value) => labelW + value * PLOT_W;
   const grid = [0, 0.25, 0.5, 0.75, 1].map((tick) => [
     s("line", { x1: x(tick), x2: x(tick), y1: 10, y2: height - 18, class: "grid" }),
-    s("text", { x: x(tick), y: height - 4, "text-anchor": "middle", class: "label" }, percent(tick)),
+    s("text", { x: x(tick), y: height - 4, "text-anchor": "middle", class: "label tick", "data-tick": tick }, percent(tick)),
   ]);
   const rows = rates.map((rate, index) => {
     const y = 20 + index * ROW_H;
@@ -34,14 +49,14 @@ export function rateChart(rates, fair = () => null) {
         "data-high": rate.win_high,
         "data-matches": rate.matches,
       },
-      s("text", { x: LABEL_W - 8, y: y + 4, "text-anchor": "end" }, `${rate.game}: ${rate.subject}${rate.player && rate.player !== rate.subject ? ` (${rate.player})` : ""}`),
+      s("text", { x: labelW - 8, y: y + 4, "text-anchor": "end", class: "rate-label" }, fitted(rateLabel(rate), Math.floor((labelW - 16) / CHAR_W))),
       chance === null ? null : s("line", { x1: x(chance), x2: x(chance), y1: y - 8, y2: y + 8, class: "fair" }),
       s("line", { x1: x(rate.win_low), x2: x(rate.win_high), y1: y, y2: y, class: "interval" }),
       s("circle", { cx: x(rate.win_rate), cy: y, r: 4.5, class: "dot" }),
-      s("text", { x: LABEL_W + PLOT_W + 8, y: y + 4, class: "label" }, `${rate.wins}/${rate.matches}`),
+      s("text", { x: labelW + PLOT_W + 8, y: y + 4, class: "label" }, `${rate.wins}/${rate.matches}`),
     );
   });
-  return s("svg", { class: "chart rates", viewBox: `0 0 ${LABEL_W + PLOT_W + 70} ${height}`, role: "img" }, grid, rows);
+  return s("svg", { class: "chart rates", viewBox: `0 0 ${labelW + PLOT_W + 70} ${height}`, role: "img" }, grid, rows);
 }
 
 /** Die faces as shares of the rolls, one small chart per player, against a fair die's sixth. */
@@ -56,7 +71,7 @@ export function diceChart(dice) {
     return s(
       "g",
       { class: "dice-chart", "data-game": fairness.game, "data-subject": fairness.subject, "data-p": fairness.p_value },
-      s("text", { x: left + 4, y: top + 12, class: "label" }, `${fairness.game}: ${fairness.subject}`),
+      s("text", { x: left + 4, y: top + 12, class: "label dice-title" }, fitted(`${fairness.game}: ${fairness.subject}`, 30)),
       fairness.counts.map((count, face) =>
         s(
           "g",

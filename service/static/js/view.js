@@ -2,6 +2,7 @@
 // (controls, the slider) is built once so a drag or a focused button survives a redraw; the rest
 // is drawn again from the state whenever it changes.
 
+import { commentsView, decisionText, graphView, lineMarks, notesBySeq, overlay, summariesView } from "matchlog/analysis.js";
 import { BOARDS } from "matchlog/boards/index.js";
 import { SPEEDS } from "matchlog/ctrl.js";
 import { disputeView } from "matchlog/dispute.js";
@@ -93,14 +94,43 @@ function players(ctrl) {
   );
 }
 
-function board(ctrl) {
+/** The boards games from plugins ship (`matchlog/games/NAME.js`), imported the first time one is
+ * shown: the game's draw function once loaded, null if it could not be, a promise meanwhile. */
+const SHIPPED = new Map();
+
+function shippedBoard(game, redraw) {
+  if (!SHIPPED.has(game)) {
+    const loading = import(`matchlog/games/${game}.js`).then(
+      (module) => SHIPPED.set(game, module.draw ?? null),
+      () => SHIPPED.set(game, null),
+    );
+    SHIPPED.set(game, loading.then(redraw));
+  }
+  return SHIPPED.get(game);
+}
+
+function board(ctrl, notes, redraw) {
   const frame = ctrl.frame;
   if (!frame) return h("p", { class: "loading" }, ctrl.error ? "" : "loading…");
-  const draw = BOARDS[frame.board.game];
-  if (!draw) return h("p", { class: "loading" }, `no drawing for ${frame.board.game}`);
-  const svg = draw(frame.board, { matchHref: (id) => ctrl.source.matchHref(id), side: ctrl.drawnFrom });
+  const game = frame.board.game;
+  if (game === "text") {
+    // A game that brings no drawing: its state as text, beside the event list.
+    const text = h("pre", { class: "board text-board", "data-game": frame.board.name }, frame.board.text);
+    text.setAttribute("data-seq", frame.seq);
+    text.setAttribute("data-view", ctrl.view === null ? "all" : ctrl.view);
+    return text;
+  }
+  let draw = BOARDS[game];
+  if (!draw) {
+    draw = shippedBoard(game, redraw);
+    if (draw === null) return h("p", { class: "loading" }, `no drawing for ${game}`);
+    if (typeof draw !== "function") return h("p", { class: "loading" }, "loading…");
+  }
+  const options = { matchHref: (id) => ctrl.source.matchHref(id), side: ctrl.drawnFrom };
+  const svg = draw(frame.board, options);
   svg.setAttribute("data-seq", frame.seq);
   svg.setAttribute("data-view", ctrl.view === null ? "all" : ctrl.view);
+  overlay(svg, frame, notes, options);
   return svg;
 }
 
@@ -115,7 +145,7 @@ export function runs(lines) {
   return found;
 }
 
-function eventList(ctrl) {
+function eventList(ctrl, notes) {
   const findings = new Map();
   for (const finding of ctrl.findings) {
     if (!findings.has(finding.seq)) findings.set(finding.seq, []);
@@ -146,6 +176,7 @@ function eventList(ctrl) {
         },
         h("span", { class: "seq" }, run.length > 1 ? `${seqs[0]}–${line.seq}` : String(line.seq)),
         h("span", { class: "text" }, line.text),
+        run.flatMap((each) => lineMarks(notes, each.seq)),
         found.map((finding) => findingLink(ctrl, finding)),
       );
     }),
@@ -226,6 +257,10 @@ export function mountMatch(root, ctrl) {
     players: h("div", { class: "players-box" }),
     board: h("div", { class: "board-box" }),
     marks: h("div", { class: "marks" }),
+    decision: h("div", { class: "decision-box" }),
+    graph: h("div", { class: "graph-box" }),
+    summaries: h("div", { class: "summaries-box" }),
+    comments: h("div", { class: "comments-box" }),
     events: h("div", { class: "events-box" }),
     error: h("p", { class: "error", role: "alert" }),
   };
@@ -245,6 +280,7 @@ export function mountMatch(root, ctrl) {
           parts.players,
           turn,
           parts.board,
+          parts.decision,
           h(
             "div",
             { class: "controls" },
@@ -259,8 +295,10 @@ export function mountMatch(root, ctrl) {
             h("label", {}, "view ", seats),
           ),
           h("div", { class: "timeline" }, slider, parts.marks),
+          parts.graph,
+          parts.summaries,
         ),
-        h("aside", {}, h("h2", {}, "events"), parts.events),
+        h("aside", {}, parts.comments, h("h2", {}, "events"), parts.events),
       ),
       dialog,
     ),
@@ -307,6 +345,8 @@ export function mountMatch(root, ctrl) {
   let current = null;
   let shownSeq = null;
   let shownFrame = null;
+  let shownAnalysis = null;
+  let notes = new Map();
   let shownSide = null;
 
   const update = () => {
@@ -314,13 +354,28 @@ export function mountMatch(root, ctrl) {
     else parts.error.textContent = "";
     if (!ctrl.info) return;
     replace(parts.head, head(ctrl));
+    const analysisChanged = shownAnalysis !== ctrl.analysis;
+    if (analysisChanged) {
+      shownAnalysis = ctrl.analysis;
+      notes = notesBySeq(ctrl.analysis);
+      replace(parts.summaries, summariesView(ctrl));
+      replace(parts.comments, commentsView(ctrl, notes));
+    }
     flip.hidden = ctrl.info.game !== "backgammon";
-    if (shownFrame !== ctrl.frame || shownSeq !== ctrl.seq || shownSide !== ctrl.drawnFrom) {
+    if (shownFrame !== ctrl.frame || shownSeq !== ctrl.seq || shownSide !== ctrl.drawnFrom || analysisChanged) {
       shownFrame = ctrl.frame;
       shownSeq = ctrl.seq;
       shownSide = ctrl.drawnFrom;
       replace(parts.players, players(ctrl));
-      replace(parts.board, board(ctrl));
+      replace(
+        parts.board,
+        board(ctrl, notes, () => {
+          shownFrame = null; // draw again, now the game's board module is here
+          update();
+        }),
+      );
+      replace(parts.decision, decisionText(notes, ctrl.seq));
+      replace(parts.graph, graphView(ctrl));
       turn.textContent = turnText(ctrl);
     }
     const viewKey = `${ctrl.generation}:${ctrl.views.join(",")}`;
@@ -343,10 +398,10 @@ export function mountMatch(root, ctrl) {
     play.setAttribute("aria-pressed", ctrl.playing);
     speed.value = ctrl.speed;
     const findingsKey = ctrl.findings.map((finding) => finding.seq).join(",");
-    const newList = `${ctrl.generation}:${ctrl.lines.length}:${findingsKey}`;
+    const newList = `${ctrl.generation}:${ctrl.lines.length}:${findingsKey}:${ctrl.analysis?.annotations.length ?? -1}`;
     if (listKey !== newList) {
       listKey = newList;
-      replace(parts.events, eventList(ctrl));
+      replace(parts.events, eventList(ctrl, notes));
       current = null;
     }
     const newMarks = `${ctrl.last}:${findingsKey}`;

@@ -129,7 +129,7 @@ export function draw(board, { side = 0 } = {}) {
     "svg",
     {
       class: "board backgammon",
-      viewBox: `0 0 ${TRAY + 60 + (board.cube_in_play ? 44 : 0)} 470`,
+      viewBox: `0 0 ${TRAY + 60 + (board.cube_in_play ? 44 : 0)} 492`,
       role: "img",
       "aria-label": "backgammon board",
       "data-game": "backgammon",
@@ -169,15 +169,15 @@ export function draw(board, { side = 0 } = {}) {
         "g",
         { class: "legend", "data-seat": seat },
         s("circle", {
-          cx: LEFT + 8 + seat * 260,
-          cy: 452,
+          cx: LEFT + 8,
+          cy: 452 + seat * 22, // a line each: a long name and "off 15 · won" never run into the other seat's
           r: 7,
           fill: COLOURS[seat].fill,
           stroke: COLOURS[seat].stroke,
         }),
         s(
           "text",
-          { x: LEFT + 20 + seat * 260, y: 457, class: "pips", "data-seat": seat, "data-pips": board.pips[seat] },
+          { x: LEFT + 20, y: 457 + seat * 22, class: "pips", "data-seat": seat, "data-pips": board.pips[seat] },
           `${board.names[seat]} · ${board.pips[seat]} pips · bar ${board.bar[seat]} · off ${board.off[seat]}`,
           board.winner === seat ? " · won" : "",
           board.removed.includes(seat) ? " · removed" : "",
@@ -185,5 +185,40 @@ export function draw(board, { side = 0 } = {}) {
         ),
       ),
     ),
+  );
+}
+
+/** Where an arrow of the best move starts or ends, on the board drawn from `side`: a point's tip,
+ * the mover's bar stack, or its tray. */
+function spot(index, seat, end, side) {
+  const middle = (TOP + BOTTOM) / 2;
+  const below = seat === side;
+  if (index === null) {
+    if (!end) return { x: LEFT + 6 * POINT + BAR / 2, y: below ? middle + 2 * RADIUS : middle - 2 * RADIUS };
+    return { x: TRAY + 20, y: below ? BOTTOM - 30 : TOP + 30 };
+  }
+  const { x, top } = place(index, side);
+  return { x, y: top ? TOP + DEPTH - 24 : BOTTOM - DEPTH + 24 };
+}
+
+/** The best move of a decision over the board drawn from `side`: an arrow a checker, from point to
+ * point (`steps`: [from, to] point indices, null for the bar or off). */
+export function bestMove(board, steps, seat, { side = 0 } = {}) {
+  return s(
+    "g",
+    { class: "best-move", "data-steps": steps.map((step) => step.join(":")).join(",") },
+    steps.map(([from, to], number) => {
+      const a = spot(from, seat, false, side);
+      const b = spot(to, seat, true, side);
+      const angle = Math.atan2(b.y - a.y, b.x - a.x);
+      const head = [0.45, -0.45].map((turn) => `${b.x - 12 * Math.cos(angle + turn)},${b.y - 12 * Math.sin(angle + turn)}`);
+      const lift = (number % 2 ? 1 : -1) * 6;
+      return s(
+        "g",
+        { class: "arrow" },
+        s("line", { x1: a.x, y1: a.y + lift, x2: b.x, y2: b.y + lift, "stroke-width": 4 }),
+        s("polygon", { points: `${b.x},${b.y + lift} ${head[0]} ${head[1]}` }),
+      );
+    }),
   );
 }

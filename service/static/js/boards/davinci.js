@@ -55,6 +55,7 @@ function tile(x, y, face, attrs, small = false) {
 
 /** The board of one frame as an <svg>. */
 export function draw(board) {
+  const playing = board.phase !== "over"; // nobody is on turn once the match is over
   const longest = Math.max(4, ...board.rows.map((row) => row.length));
   const width = NAME_W + longest * (TILE_W + GAP) + 20;
   const rows = board.rows.map((row, seat) => {
@@ -63,13 +64,13 @@ export function draw(board) {
     const left = board.removed.includes(seat);
     return s(
       "g",
-      { class: ["row", seat === board.turn && "on-turn"], "data-seat": seat, "data-tiles": row.length },
+      { class: ["row", playing && seat === board.turn && "on-turn"], "data-seat": seat, "data-tiles": row.length },
       s("text", { x: 8, y: y + 20, class: "name" }, board.names[seat]),
-      s("text", { x: 8, y: y + 38, class: "label" }, out ? "out" : left ? "left" : seat === board.turn ? "on turn" : ""),
+      s("text", { x: 8, y: y + 38, class: "label" }, out ? "out" : left ? "left" : playing && seat === board.turn ? "on turn" : ""),
       row.map((face, index) =>
         tile(NAME_W + index * (TILE_W + GAP), y, face, { "data-seat": seat, "data-index": index }),
       ),
-      seat === board.turn && board.drawn >= 0
+      playing && seat === board.turn && board.drawn >= 0
         ? s("polygon", {
             class: "drawn",
             points: (() => {
@@ -91,8 +92,19 @@ export function draw(board) {
   const last = board.last;
   const notes = [];
   if (board.pending.length) {
-    notes.push(`jokers to place: ${board.pending.map(([seat]) => board.names[seat]).join(", ")}`);
+    // A drawn tile waits for its place: a joker, or (with hidden jokers) any tile; say "joker" only
+    // where this reader can see that it is one.
+    const jokers = board.pending.every(([, face]) => face.known && face.joker);
+    const what = jokers ? "joker" : "tile";
+    const who = board.pending.map(([seat]) => board.names[seat]).join(", ");
+    notes.push(`${what}${board.pending.length > 1 ? "s" : ""} to place: ${who}`);
   }
+  // What the borders say, once there is a tile that has one.
+  const faces = [...board.rows.flat(), ...board.pile];
+  const legend = [];
+  if (faces.some((face) => face.revealed)) legend.push("gold border: turned up, every player sees it");
+  if (faces.some((face) => face.known && !face.revealed)) legend.push("dashed border: hidden from the others, shown to this view");
+  if (legend.length) notes.push(legend.join(" · "));
   if (last) {
     const said = last.number === null ? "a joker" : String(last.number);
     notes.push(

@@ -124,3 +124,24 @@ export function draw(board) {
     s("text", { x: 14, y: top + 14 + 26 * board.names.length, class: "label" }, `${board.phase} phase`),
   );
 }
+
+/** The best move of a decision over the board: an arrow from the penguin's tile to where it should
+ * go (`steps`: [row, column, row, column]). */
+export function bestMove(board, steps) {
+  return s(
+    "g",
+    { class: "best-move", "data-steps": steps.map((step) => step.join(":")).join(",") },
+    steps.map(([r1, c1, r2, c2]) => {
+      const a = centre(r1, c1);
+      const b = centre(r2, c2);
+      const angle = Math.atan2(b.y - a.y, b.x - a.x);
+      const head = [0.45, -0.45].map((turn) => `${b.x - 14 * Math.cos(angle + turn)},${b.y - 14 * Math.sin(angle + turn)}`);
+      return s(
+        "g",
+        { class: "arrow" },
+        s("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, "stroke-width": 4 }),
+        s("polygon", { points: `${b.x},${b.y} ${head[0]} ${head[1]}` }),
+      );
+    }),
+  );
+}
