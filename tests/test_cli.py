@@ -523,10 +523,11 @@ def test_proof_commands_say_what_is_missing_first_and_the_key_reads_as_json(db: 
 
 
 def test_a_text_record_holds_a_resumed_match_and_imports_it(db: str, played: list[str], tmp_path: Path):
-    invoke("undo", played[0], "--reason", "appeal", "--db", db)
-    invoke("resume", played[0], "-p", "random", "-p", "random", "-p", "random", "--seed", "1", "--db", db)
+    # A fork in play (an ended match is not undone: its last hands were shown), resumed to its end.
+    forked = json.loads(invoke("fork", played[0], "--at", "3", "--db", db, "--json")[0])["match_id"]
+    invoke("resume", forked, "-p", "random", "-p", "random", "-p", "random", "--seed", "1", "--db", db)
     record = tmp_path / "resumed.txt"
-    invoke("export", played[0], "--format", "text", "-o", str(record), "--db", db)
+    invoke("export", forked, "--format", "text", "-o", str(record), "--db", db)
     assert 'resumed players "random" "random" "random" unconfined' in record.read_text()
     copy = str(tmp_path / "copy.duckdb")
     invoke("import", str(record), "--db", copy)
