@@ -2,7 +2,9 @@
 
 It is the embedded default (the CLI on a log nobody serves, a notebook) and what the service
 itself serves: every method is the store's or the replay layer's own function, so the file, the
-service and the CLI through the service all answer alike.
+service and the CLI through the service all answer alike. Every write goes through the log's clerk
+(`replay.clerk`): each event is judged by its match's judge before the store writes it, whether it
+comes from `append`, a bulk append, an import, an undo, an abandonment or a fork.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ from uuid import UUID
 
 from matchlog.engines import get as get_engine
 from matchlog.events import DecodeError, Draft, Event, MatchlogError, ProofError, StoreError, UsageError
-from matchlog.replay import abandon, dispute, export_seat_jsonl, fork, state_at, statistics, timeline, undo
+from matchlog.replay import dispute, export_seat_jsonl, state_at, statistics, timeline
 from matchlog.replay.aggregates import catalogue_row
 from matchlog.replay.audit import AuditFinding, MatchAudit, audit
+from matchlog.replay.clerk import Clerk
 from matchlog.replay.deep import verify_deep
 from matchlog.replay.duels import DuelReport, duel_report
 from matchlog.replay.frames import Frame, frames
-from matchlog.replay.imports import import_jsonl
 from matchlog.replay.ratings import RatingTable, rating_table
 from matchlog.replay.views import seat_audit, seat_dispute, seat_lines, seat_state
 from matchlog.store import Appended, Figures, MatchInfo, Store
@@ -97,6 +99,13 @@ class FileLog(FileAnnotating, Log):
         read_only = mode == "read" or (mode == "auto" and not memory and not _may_write(Path(path)))
         self.store = Store(path, read_only=read_only)
         self._signer: Signer | None = None
+        #: The one write path: every event judged before the store writes it.
+        self.clerk = Clerk(self.store)
+
+    def own_chance(self, key: bytes) -> None:
+        """From here on the log's owner (the service) draws the chance of the matches it starts with
+        its own chance (`Clerk.start`), from seeds derived from `key` and each match."""
+        self.clerk = Clerk(self.store, key=key)
 
     # -- the log as a whole -------------------------------------------------------------------
 
@@ -419,32 +428,32 @@ class FileLog(FileAnnotating, Log):
     # -- appending ----------------------------------------------------------------------------
 
     def append(self, match_id: UUID, events: Sequence[Event | Draft], expected_seq: int) -> Appended:
-        return self.store.append(match_id, events, expected_seq)
+        return self.clerk.append(match_id, events, expected_seq)
 
     def append_async(
         self, match_id: UUID, events: Sequence[Event | Draft], expected_seq: int, *, figures: Any = None
     ) -> Future[Appended]:
-        return self.store.append_async(match_id, events, expected_seq, figures=figures)
+        return self.clerk.submit(match_id, events, expected_seq, figures=figures)[0]
 
     def append_bulk_encoded(
         self, batches: Iterable[tuple[UUID, Sequence[tuple[str, int, bytes]], int]]
     ) -> list[Appended]:
-        return self.store.append_bulk_encoded(batches)
+        return self.clerk.append_bulk_encoded(list(batches))
 
     def put_figures(self, sets: Sequence[Figures], *, wait: bool = True) -> Future[None] | None:
         return self.store.put_figures(sets, wait=wait)
 
     def import_jsonl(self, lines: Iterable[bytes]) -> list[Appended]:
-        return import_jsonl(self.store, lines)  # the chains, and what only a referee could have recorded
+        return self.clerk.import_jsonl(lines)  # the chains, and what only a referee could have recorded
 
     def undo(self, match: UUID | str, *, reason: str = "") -> Appended:
-        return undo(self.store, match, reason=reason)
+        return self.clerk.undo(match, reason=reason)
 
     def abandon(self, match: UUID | str, *, reason: str) -> Appended:
-        return abandon(self.store, match, reason=reason)
+        return self.clerk.abandon(match, reason=reason)
 
     def fork(self, match: UUID | str, at: int) -> UUID:
-        return fork(self.store, match, at)
+        return self.clerk.fork(match, at)
 
     # -- proofs -------------------------------------------------------------------------------
 

@@ -15,8 +15,10 @@ import secrets
 from collections.abc import MutableSequence, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["ALGORITHM", "ChanceSource", "commitment", "seed_for"]
+__all__ = ["ALGORITHM", "START", "ChanceSource", "commitment", "seed_for"]
 
+#: The position of a fresh source, before its first draw (`ChanceSource.at`).
+START = (0, 0, 0)
 #: The name recorded with each commitment; a change to the stream gets a new one.
 ALGORITHM = "sha256-ctr/1"
 _DOMAIN = b"matchlog chance/1 "
@@ -51,9 +53,19 @@ class ChanceSource(random.Random):
 
     def copy(self) -> ChanceSource:
         """A source at the same point of the same stream: drawing from it leaves this one where it is."""
-        copy = ChanceSource(self.secret)
-        copy._counter, copy._pool, copy._pool_bits = self._counter, self._pool, self._pool_bits
-        return copy
+        return ChanceSource.at(self.secret, self.position)
+
+    @classmethod
+    def at(cls, seed: bytes, position: tuple[int, int, int]) -> ChanceSource:
+        """The source of `seed` at `position` of its stream (a `position` it was at before)."""
+        source = cls(seed)
+        source._counter, source._pool, source._pool_bits = position
+        return source
+
+    @property
+    def position(self) -> tuple[int, int, int]:
+        """Where the source is in its stream: what `at` takes to start there again."""
+        return self._counter, self._pool, self._pool_bits
 
     def getstate(self) -> Any:
         raise TypeError("a ChanceSource cannot be saved and restored; rebuild it from its seed")

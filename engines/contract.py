@@ -101,6 +101,10 @@ class GameSpec(msgspec.Struct, frozen=True, kw_only=True):
     state: type
     version: int = 1
     tournament: bool = False
+    #: Rejected answers in a row (to the decision a seat is asked) that remove a player
+    #: (`Rule.REJECTION_LIMIT`): the referee removes it there, and the judge takes such a removal
+    #: only there, whatever its reason says.
+    rejection_limit: int = 100
 
     def check_players(self, count: int, *, code: str = "usage.players") -> None:
         """Refuse a table of `count` players this game is not played by (never more than `MAX_SEATS`).
@@ -144,6 +148,11 @@ class Engine(Protocol[State]):
     #: voided guess), each with the decision it rules on: the judge takes one only right after that
     #: seat's rejection of that decision. Any other event no seat answers is chance's.
     #: rulings: Mapping[type[Event], str]
+    #: Optionally, for a game with hidden information, whether an event shows a seat (or everyone) a
+    #: value hidden from it before (a tile turned up, the hands of a settled round): the judge then
+    #: refuses any undo that would take it back (`audit.undo_past_reveal`), as it does for a chance
+    #: seed revealed. Without it, only a seed's reveal is one.
+    #: def reveals(self, before: State, event: Event, after: State) -> bool: ...
 
     def start(self, started: MatchStarted) -> State:
         """The state at seq 0: the game's start, or the position `started.position` describes.

@@ -214,6 +214,7 @@ class DaVinci:
         hidden=True,
         options=DavinciOptions,
         state=DavinciState,
+        rejection_limit=3,  # invalid answers in a row: the seed's player loop asked no more
     )
 
     #: Numbers stay with their owners until turned up; colours, places and guesses are public.
@@ -464,6 +465,10 @@ class DaVinci:
         for place, seat in enumerate(ranking, start=1):
             places[seat] = place
         return Outcome(places=tuple(places), winners=tuple(still[:1]), removed=state.removed)
+
+    def reveals(self, before: DavinciState, event: Event, after: DavinciState) -> bool:
+        """Whether `event` turned a tile up for everyone, or showed a seat the tile it drew."""
+        return after.revealed != before.revealed or len(after.pile) < len(before.pile)
 
     def view(self, state: DavinciState, seat: int | None) -> DavinciState:
         rows = tuple(

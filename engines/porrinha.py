@@ -85,6 +85,10 @@ class PorrinhaRule:
 #: one round, and as many more as it takes someone to guess the total right (a hand and the guesses
 #: grow with it): with many more, a match would run for hours without being a different game.
 MAX_CHOPSTICKS = 100
+#: The most chopsticks a table starts with (the `chopsticks` option times the players), past any
+#: option's bound: the guesses anyone lists, the judge and a dispute report included, run from 0
+#: to the table's chopsticks.
+MAX_TABLE_CHOPSTICKS = 100_000
 
 
 class PorrinhaOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -201,8 +205,13 @@ class Porrinha:
         options: PorrinhaOptions = parse_options(self.spec, started.options, bounded=False)
         players = len(started.seats)
         self.spec.check_players(players)
-        if options.chopsticks < 1:
-            raise UsageError("each player needs at least one chopstick", code="usage.options")
+        # The guesses a judge, a dispute or a player may list grow with the chopsticks on the table.
+        if options.chopsticks < 1 or options.chopsticks * players > MAX_TABLE_CHOPSTICKS:
+            raise UsageError(
+                f"each of the {players} players starts with 1 chopstick or more, and the table holds at most "
+                f"{MAX_TABLE_CHOPSTICKS:,}; not {shown(options.chopsticks)} each",
+                code="usage.options",
+            )
         state = PorrinhaState(
             options=options,
             names=tuple(seat.name for seat in started.seats),
@@ -352,6 +361,10 @@ class Porrinha:
         for place, seat in enumerate(ranking, start=1):
             places[seat] = place
         return Outcome(places=tuple(places), winners=ranking[:1], removed=state.removed)
+
+    def reveals(self, before: PorrinhaState, event: Event, after: PorrinhaState) -> bool:
+        """Whether `event` settled a round: every hand of it is shown to everyone."""
+        return after.round != before.round
 
     def view(self, state: PorrinhaState, seat: int | None) -> PorrinhaState:
         # Who has closed a hand is public; on how many chopsticks is not.

@@ -828,9 +828,10 @@ def _check(bundle: Any, key: VerifierKey) -> Checked:
         result.against = held
 
     # 2. Its shape: what it says is bound, or it is refused. The entries are one event, or the match
-    #    from seq 0 in order; at least one is whole (its chain hash binds the match id); `previous`
-    #    is the hash before a first event that is whole and not seq 0 (its chain hash binds it), and
-    #    null otherwise; each proof hash is used; the consistency proof is there exactly when one can be.
+    #    from seq 0 in order, their leaves in the same order; at least one is whole (its chain hash
+    #    binds the match id); `previous` is the hash before a first event that is whole and not seq 0
+    #    (its chain hash binds it), and null otherwise; each proof hash is used; the consistency proof
+    #    is there exactly when one can be.
     missing = isinstance(held, Receipt) and held.match_id == match and not entries
     if not entries and not missing:
         raise _format(
@@ -846,8 +847,15 @@ def _check(bundle: Any, key: VerifierKey) -> Checked:
                 f"entries[{number}].seq",
                 f"is {entry.seq}, not {entries[number - 1].seq + 1}: the events are consecutive",
             )
-    if len({entry.leaf for entry in entries}) != len(entries):
-        raise _format("entries", "name one leaf twice")
+    # A match's events enter the tree in seq order: each entry's leaf is after the one before it. A
+    # sealed entry's hash binds nothing of its seq, so this is what keeps two of them from trading
+    # their leaves, hashes and proofs (the chain binds only the one right before a whole entry).
+    for number, entry in enumerate(entries[1:], start=1):
+        if entry.leaf <= entries[number - 1].leaf:
+            raise _format(
+                f"entries[{number}].leaf",
+                f"is {entry.leaf}, not after {entries[number - 1].leaf}: a match's events enter the tree in seq order",
+            )
     # An annotation bundle proves annotations, consecutive, each of an event the bundle proves whole
     # (its hash binds that event's hash), none at an event's leaf; `annotation_previous` is the hash
     # before the first, null before number 0 (the first's hash binds it either way).

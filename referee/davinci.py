@@ -41,15 +41,12 @@ if TYPE_CHECKING:
 
 __all__ = ["DavinciMessages", "DavinciProtocol", "HumanPlayer", "RandomPlayer", "SeedAIPlayer", "candidates"]
 
-#: Invalid answers in a row that remove a player.
-MAX_INVALID = 3
+#: Invalid answers in a row that remove a player (the game's: the judge takes a removal only there).
+MAX_INVALID = ENGINE.spec.rejection_limit
 
 
 class DavinciProtocol:
     """Asks each decision of the player whose turn it is, and tells every player what happened."""
-
-    #: Invalid answers in a row that remove a player.
-    rejection_limit = MAX_INVALID
 
     def __init__(self, calls: Sequence[Channel]) -> None:
         self.calls = list(calls)

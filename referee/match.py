@@ -52,6 +52,7 @@ from matchlog.events import (
     drafts,
     uuid7,
 )
+from matchlog.replay.clerk import Clerk
 from matchlog.replay.judge import Judge
 from matchlog.store import Appended, Figures, Store
 
@@ -70,8 +71,6 @@ __all__ = [
 
 #: A match that needs more decisions than this is ended as abandoned (players that never progress).
 MAX_DECISIONS = 200_000
-#: Rejected answers in a row that remove a player, unless its game's protocol sets `rejection_limit`.
-REJECTION_LIMIT = 100
 #: Answers are recorded by repr, cut to this length.
 _ANSWER_LIMIT = 200
 
@@ -213,10 +212,20 @@ class StoreRecorder:
     def __init__(self, store: Store, match_id: UUID) -> None:
         self.store = store
         self.match_id = match_id
+        #: The log's one write path (`replay.clerk`): the referee's judge, once adopted, is the
+        #: match's there; a batch no referee adopted is judged by the clerk itself.
+        self.clerk = Clerk(store)
+        self._adopted = False
         self.next_seq = 0
         self._buffer: list[Draft] = []
         self._sent_at = time.monotonic()
         self._pending: deque[Future[Appended]] = deque()
+
+    def adopt(self, judge: Judge) -> None:
+        """Write through the clerk with the referee's `judge` as the match's (each event is judged
+        once, as the referee records it)."""
+        self.clerk.adopt(self.match_id, judge)
+        self._adopted = True
 
     def record(self, drafts: list[Draft]) -> None:
         self._buffer.extend(drafts)
@@ -247,7 +256,11 @@ class StoreRecorder:
             return
         with held_ctrl_c():  # a batch taken from the buffer is on its way, and counted
             batch, self._buffer = self._buffer, []
-            self._pending.append(self.store.append_async(self.match_id, batch, self.next_seq, figures=figures))
+            if self._adopted:
+                sent = self.clerk.record(self.match_id, batch, self.next_seq, figures=figures)
+            else:
+                sent = self.clerk.submit(self.match_id, batch, self.next_seq, figures=figures)[0]
+            self._pending.append(sent)
             self.next_seq += len(batch)
 
     def _settle(self, *, block: bool) -> None:
@@ -279,9 +292,6 @@ class GameProtocol(Protocol):
     def end(self, referee: Referee) -> None:
         """Tell every player the game is over."""
         ...
-
-    # Optionally, `rejection_limit: int`: rejected answers in a row that remove a player (default
-    # REJECTION_LIMIT), for games that ask again after a rejected answer.
 
 
 class Resumption(msgspec.Struct, frozen=True, kw_only=True):
@@ -324,11 +334,12 @@ class Referee:
         seeds = (*(resumption.seeds if resumption is not None else ()), *((chance.secret,) if chance else ()))
         #: The judge: the live state, and the ruling on every event before it is recorded.
         self.judge = Judge(started, match_id=self.match_id, seeds=seeds, engine=engine)
+        adopt = getattr(self.recorder, "adopt", None)
+        if adopt is not None:  # a log's clerk takes this judge as the match's: each event judged once
+            adopt(self.judge)
         #: The live state: the judge's, after every event recorded (undos applied).
         self.state: Any = self.judge.state
         self.removed: set[int] = set()
-        #: Each seat's rejected answers since its last accepted one.
-        self.rejections: dict[int, int] = {}
         self.outcome: Outcome | None = None
         #: The events of the step in progress, each with the states around it (for telling players).
         self.step: list[tuple[Any, Event, Any]] = []
@@ -401,10 +412,6 @@ class Referee:
             self.step.append((before, event, after))
             if isinstance(event, PlayerRemoved):
                 self.removed.add(event.seat)
-            elif isinstance(event, AnswerRejected):
-                self.rejections[event.seat] = self.rejections.get(event.seat, 0) + 1
-            elif event.actor is not None:
-                self.rejections.pop(event.actor, None)  # an accepted answer: the count starts again
             self.seq += 1
             if apply and not isinstance(event, ActionsUndone):
                 self.tally.add(self.seq, before, event, after)
@@ -418,9 +425,11 @@ class Referee:
             return
         self.record(PlayerRemoved(seat=seat, code=code, reason=reason))
 
-    def over_rejection_limit(self, seat: int, limit: int = REJECTION_LIMIT) -> bool:
-        """Remove `seat` if its rejected answers in a row reached `limit`; whether it did."""
-        count = self.rejections.get(seat, 0)
+    def over_rejection_limit(self, seat: int) -> bool:
+        """Remove `seat` if its rejected answers in a row reached its game's limit; whether it did.
+        The count is the judge's (answers to the decision the seat was asked, in a row), so the
+        judge takes the removal."""
+        count, limit = self.judge.streak.get(seat, 0), self.engine.spec.rejection_limit
         if count < limit or seat in self.removed:
             return False
         self.remove(seat, Rule.REJECTION_LIMIT, f"{count} rejected answers in a row (the limit is {limit})")
@@ -469,7 +478,7 @@ class Referee:
                         message=error.message,
                     )
                     self.record(rejected, *protocol.ruling(self, turn, error))
-                    self.over_rejection_limit(turn.seat, getattr(protocol, "rejection_limit", REJECTION_LIMIT))
+                    self.over_rejection_limit(turn.seat)
                 else:
                     self.record(event)
             protocol.after(self, before, self.state)

@@ -204,7 +204,7 @@ def resume_match(
     status = store.info(match_id).status
     if status != "running":
         raise UsageError(
-            f"match {match_id} has ended ({status}): undo its end (matchlog undo) or fork it to play on",
+            f"match {match_id} has ended ({status}): fork it (matchlog fork --at) to play on from before its end",
             code="usage.ended",
         )
     runner(started.game)

@@ -37,6 +37,7 @@ import msgspec
 
 from matchlog.engines import CHANCE, Engine
 from matchlog.engines.chance import ALGORITHM
+from matchlog.engines.contract import shown
 from matchlog.engines.views import shown_state
 from matchlog.events import (
     ActionsUndone,
@@ -148,14 +149,18 @@ def _revealed(records: Sequence[Record]) -> list[bytes]:
 def _chance_notes(judge: Judge) -> list[str]:
     """What the audit could not check of the match's chance, and why."""
     spec = judge.engine.spec
-    if not judge.committed:
+    committed = [segment for segment in judge.segments if segment.committed is not None]
+    if not committed:
         if spec.chance and not spec.tournament:
             return ["no chance commitment recorded: chance is checked for possibility only"]
         return []
     notes = []
-    for segment, event in judge.committed.items():
-        later = segment != judge.segment  # another referee picked the match up after this one
-        where = f" of the segment resumed at seq {segment}" if segment else " of the first segment" if later else ""
+    for segment in committed:
+        event = segment.committed
+        assert event is not None
+        later = segment is not judge.segment  # another referee picked the match up after this one
+        start = segment.start
+        where = f" of the segment resumed at seq {start}" if start else " of the first segment" if later else ""
         if event.algorithm != ALGORITHM:
             notes.append(f"chance{where} committed under {event.algorithm!r}, which this matchlog cannot re-derive")
         elif event.commitment not in judge.seeds:
@@ -190,14 +195,38 @@ def audit(store: Store, match_ids: Sequence[UUID] | None = None, *, batch: int =
                 chain.pop(records.match_id, None)
                 yield records
                 continue
-            report = audit_records(records)
+            report = _audited(store, records)
             report.findings[:0] = chain.pop(report.match_id, [])
-            if report.game == "knockout":
-                _check_knockout(store, records, report)
-            check_pair(store, records, report)
             yield report
         for match_id, findings in chain.items():  # a match whose rows are gone altogether
             yield MatchAudit(match_id=match_id, game="?", events=0, findings=findings)
+
+
+def _audited(store: Store, records: Sequence[Record]) -> MatchAudit:
+    """One match's audit; an error nobody expected while auditing it (a bug, a log no rule foresaw)
+    is a finding of that match (`audit.internal`), never the end of the audit of the others."""
+    try:
+        report = audit_records(records)
+        if report.game == "knockout":
+            _check_knockout(store, records, report)
+        check_pair(store, records, report)
+    except Exception as error:  # whatever it is, it is this match's, and said as its finding
+        match_id = str(records[0].match_id)
+        report = MatchAudit(match_id=match_id, game=_game(records), events=len(records))
+        report.findings.append(
+            AuditFinding(
+                match_id=match_id,
+                seq=None,
+                rule="audit.internal",
+                message=f"the audit of this match failed: {type(error).__name__}: {shown(str(error), 200)}",
+            )
+        )
+    return report
+
+
+def _game(records: Sequence[Record]) -> str:
+    started = records[0].event
+    return started.game if isinstance(started, MatchStarted) else "?"
 
 
 def _read(store: Store, chunk: Sequence[UUID]) -> Iterator[list[Record] | MatchAudit]:

@@ -1,8 +1,10 @@
-"""Undo and fork: new facts about old matches, never edits of them.
+"""Undo and fork: new facts about old matches, never edits of them, each judged as every write is.
 
 Undo appends an `ActionsUndone` that takes back the latest effective action: the last answer a seat
-gave and whatever the referee recorded after it. Fork copies a match's log up to a seq into a new
-match whose `MatchStarted` names its origin, for what-if play from that point.
+gave and whatever the referee recorded after it (a commitment, a reveal and a resume stay: they are
+not actions). Fork copies a match's log up to a seq into a new match whose `MatchStarted` names its
+origin, for what-if play from that point. Each goes through the log's one write path
+(`replay.clerk`); these functions are that path for a store opened here.
 """
 
 from __future__ import annotations
@@ -10,23 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
-import msgspec
-
-from matchlog.events import (
-    ActionsUndone,
-    Draft,
-    MatchEnded,
-    MatchStarted,
-    Origin,
-    Outcome,
-    Record,
-    UsageError,
-    draft,
-    uuid7,
-)
+from matchlog.events import Record
 from matchlog.store import Appended, Store
 
-from .fold import effective, fold
+from .clerk import Clerk
+from .judge import Judge
 
 __all__ = ["abandon", "fork", "undo", "undoable"]
 
@@ -36,12 +26,9 @@ def undoable(records: Sequence[Record]) -> tuple[int, ...]:
 
     Raises:
         UsageError: no seat has answered anything that is still effective.
+        IllegalAction: the rules cannot fold the records.
     """
-    history = effective(records)
-    for index in range(len(history) - 1, 0, -1):
-        if history[index].actor is not None:
-            return tuple(record.seq for record in history[index:])
-    raise UsageError("there is nothing to undo: no answer of any seat is in effect", code="usage.nothing_to_undo")
+    return Judge.of(records).undoable()
 
 
 def undo(store: Store, match_id: UUID | str, *, reason: str = "", by: int | None = None) -> Appended:
@@ -50,11 +37,11 @@ def undo(store: Store, match_id: UUID | str, *, reason: str = "", by: int | None
     Raises:
         UnknownMatch: no such match.
         UsageError: nothing to undo.
+        IllegalAction: the rules refuse it (`chance.hidden_revealed`: the seed of a game with hidden
+            information is revealed).
         ConcurrencyError: the match changed while the undo was being decided.
     """
-    records = store.read(match_id)
-    seqs = undoable(records)
-    return store.append(records[0].match_id, [ActionsUndone(seqs=seqs, reason=reason, by=by)], len(records))
+    return Clerk(store).undo(match_id, reason=reason, by=by)
 
 
 def abandon(store: Store, match_id: UUID | str, *, reason: str) -> Appended:
@@ -64,17 +51,10 @@ def abandon(store: Store, match_id: UUID | str, *, reason: str) -> Appended:
     Raises:
         UnknownMatch: no such match.
         UsageError: the match has already ended.
+        IllegalAction: the rules refuse it.
         ConcurrencyError: the match changed meanwhile.
     """
-    records = store.read(match_id)
-    info = store.match(records[0].match_id)
-    if info.status != "running":
-        raise UsageError(f"match {info.match_id} has already ended ({info.status})", code="usage.ended")
-    state = fold(records)
-    seats = len(info.players)
-    removed = tuple(sorted(getattr(state, "removed", ())))
-    outcome = Outcome(places=(1,) * seats, winners=(), result="abandoned", removed=removed)
-    return store.append(info.match_id, [MatchEnded(outcome=outcome, reason=reason)], len(records))
+    return Clerk(store).abandon(match_id, reason=reason)
 
 
 def fork(store: Store, match_id: UUID | str, at: int) -> UUID:
@@ -83,18 +63,6 @@ def fork(store: Store, match_id: UUID | str, at: int) -> UUID:
     Raises:
         UnknownMatch: no such match.
         UsageError: `at` is not a seq of the match.
+        IllegalAction: the rules refuse the copy (it holds what was written around the judge).
     """
-    records = store.read(match_id, stop=at)
-    source = records[0].match_id
-    last = records[-1].seq
-    if at < 0 or last != at:
-        raise UsageError(f"seq {at} is not in match {source} (seqs 0 to {last})", code="usage.seq")
-    started = records[0].event
-    assert isinstance(started, MatchStarted)
-    copies: list[Draft] = [
-        draft(msgspec.structs.replace(started, origin=Origin(source, at)), at_us=records[0].at_us),
-        *(draft(record.event, at_us=record.at_us) for record in records[1:]),
-    ]
-    new_id = uuid7()
-    store.append(new_id, copies, 0)
-    return new_id
+    return Clerk(store).fork(match_id, at)

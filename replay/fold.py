@@ -2,6 +2,7 @@
 
 The log keeps everything; an `ActionsUndone` event takes back the latest effective events, so the
 effective history is the log with the taken-back events (and the undo events themselves) skipped.
+A commitment, a reveal or a resume is never taken back (`replay.judge.SEGMENT_EVENTS`).
 The state at seq N is the fold of the effective history of the log's first N+1 events: later undos
 never change what the state was at N.
 """
@@ -19,6 +20,8 @@ from matchlog.engines import get as get_engine
 from matchlog.engines.views import shown_event, shown_state
 from matchlog.events import ActionsUndone, DecodeError, Event, MatchStarted, Record, decode
 from matchlog.store import Store
+
+from .judge import SEGMENT_EVENTS
 
 __all__ = [
     "Step",
@@ -217,5 +220,6 @@ def walk(engine: Any, records: Sequence[Record], start: Any) -> Iterator[tuple[R
             after = stack[-1][1]
         else:
             after = engine.apply(before, event)
-            stack.append((record.seq, after))
+            if not isinstance(event, SEGMENT_EVENTS):  # (no undo takes one back: `replay.judge`)
+                stack.append((record.seq, after))
         yield record, before, after, follows

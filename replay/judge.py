@@ -1,37 +1,52 @@
 """The judge: the one place that decides whether an event may be the next of its match.
 
 Whatever writes an event hands it to a `Judge` first: our referee (`referee.match.Referee`: each
-answer it is given, each event it records, each draw of its chance), a referee elsewhere appending
-through the service and the service's own chance (`service.live`), an import of JSON Lines
-(`replay.imports`) or of another tool's record (`formats`), a batch of encoded events sent to the
-service. The engine says who acts now (a seat, or chance) and what may happen; the judge takes the
-event or refuses it with a stable code, before anything is written. `audit` is the same judge run
-again over what was written, knowing what became known later (the chance seeds revealed at the
-end), so the two decide every event alike.
+answer it is given, each event it records, each draw of its chance) and every write to a log
+(`replay.clerk`: a referee elsewhere appending through the service, the service's own chance, an
+arbiter's undo and abandonment, a fork, the Python API's append, a tournament's writer, another
+tool's record), and an import of JSON Lines (`replay.imports`). The engine says who acts now (a
+seat, or chance) and what may happen; the judge takes the event or refuses it with a stable code,
+before anything is written. `audit` is the same judge run again over what was written, knowing what
+became known later (the chance seeds revealed at the end), so the two decide every event alike.
 
 What the judge decides, by the kind of event:
 
+- every event: it is one of its game's own (`match.wrong_game`: not another game's, nor one only
+  views show), each seat it names is at the table, and a match.ended places each seat
+  (`match.no_such_seat`);
 - a seat's answer: it is that seat's turn and the rules allow it (`engine.check`);
 - a rejected answer: it was that seat's turn, and the rules refuse it with the recorded code (its
-  recorded text is read back as a Python literal; one cut short cannot be re-judged, and is counted);
+  recorded text is read back as a Python literal; one cut short cannot be re-judged, and is
+  counted); an answer to another decision than the one asked (a protocol's own ruling, such as
+  pygammon's undo) is taken unchecked, and counted;
 - a ruling on a rejected answer (an engine's `rulings`, such as Porrinha's voided guess): it follows
   that seat's rejection of that decision (`audit.unexplained_ruling`);
-- a removal for breaking a rule: it follows that seat's rejection with that code, or enough of them
-  in a row (`audit.unexplained_removal`); one from outside the rules (a timeout) needs none;
+- a removal for breaking a rule: it follows that seat's rejection with that code, or, for
+  `match.rejection_limit`, the game's limit (`GameSpec.rejection_limit`) of rejected answers in a
+  row to the decision the seat was asked, whatever the reason says (`audit.unexplained_removal`);
+  one from outside the rules (a timeout) needs none;
 - chance (an event no seat answers and no ruling): chance is to act (`chance.out_of_turn`), the
-  engine allows it there (`engine.check_chance`), and, where the judge knows the seed, it is
-  exactly what the seed draws (`chance.not_from_seed`); in a match whose chance the service draws,
-  nothing but the service records chance, commits to it, reveals it or ends the match
-  (`chance.from_service`);
+  engine allows it there (`engine.check_chance`), its segment's seed is not revealed yet
+  (`chance.after_reveal`), and it is what the seed draws there (`chance.not_from_seed`): the k-th
+  draw of a segment's effective history is the seed's k-th draw, so an undo that takes draws back
+  rewinds the stream with them and drawing again draws the same. Where the judge knows the seed it
+  judges each draw as it comes; where not, the reveal is judged by every effective draw of its
+  segment. In a match whose chance the service draws, nothing but the service records chance,
+  commits to it, reveals it, resumes or ends the match (`chance.from_service`);
 - match.started only at seq 0, with a table the game is played by; chance_committed only right
   after a segment's start (seq 0, or a match.resumed), once (`chance.late_commitment`,
   `chance.committed_twice`); a resumed match of committed chance commits again
   (`chance.uncommitted`); chance_revealed matches a commitment (`chance.reveal_mismatch`), and a
   segment's seed is revealed before the match ends by the rules (`chance.unrevealed`: only an
-  abandonment may leave it secret);
+  abandonment may leave it secret); in a game with hidden information nothing but another reveal
+  and the end follows a reveal, an undo of that end included (`chance.hidden_revealed`: the seed
+  has told every seat the hidden state);
   match.resumed has a player for each seat; match.ended has the outcome the rules give, or an
-  abandonment's (every seat placed first, no winner); an undo takes back the latest effective
-  events; nothing but an undo comes after the end.
+  abandonment's (every seat placed first, no winner); nothing but an undo comes after the end.
+- an undo takes back the latest effective events (`audit.bad_undo`). A commitment, a reveal and a
+  resume are facts about the match's chance and its referees, not actions: no undo takes one back
+  (`SEGMENT_EVENTS`), so a revealed seed stays revealed and its segment closed to chance (the next
+  chance needs a match.resumed and a fresh commitment).
 
 A finding names the match, the seq, the rule and the evidence; a refusal is an `IllegalAction`
 whose code is the finding's rule.
@@ -48,7 +63,7 @@ import msgspec
 
 from matchlog.engines import CHANCE, Engine, Rule
 from matchlog.engines import get as get_engine
-from matchlog.engines.chance import ALGORITHM, ChanceSource, commitment
+from matchlog.engines.chance import ALGORITHM, START, ChanceSource, commitment
 from matchlog.events import (
     ActionsUndone,
     AnswerRejected,
@@ -56,14 +71,16 @@ from matchlog.events import (
     ChanceRevealed,
     Event,
     IllegalAction,
+    KnockoutGamePlayed,
     MatchEnded,
     MatchResumed,
     MatchStarted,
     PlayerRemoved,
     Record,
+    UsageError,
 )
 
-__all__ = ["NOT_A_LITERAL", "AuditFinding", "Judge", "literal"]
+__all__ = ["NOT_A_LITERAL", "SEGMENT_EVENTS", "AuditFinding", "Judge", "Segment", "literal"]
 
 #: Removal codes that come from outside the rules (a timeout, an exception, a lost connection).
 _OUTSIDE_THE_RULES = ("player.", "remote.", "match.")
@@ -78,12 +95,19 @@ COUNTS = (
     "chance_rederived",
     "undos",
 )
+#: Events that open a chance segment, commit to its seed or reveal it: facts about the match's
+#: chance and its referees, which no undo takes back (they are not actions of the match).
+SEGMENT_EVENTS = (ChanceCommitted, ChanceRevealed, MatchResumed)
 #: Events of every game that are not a seat's answer, a ruling or chance.
-_LIFECYCLE = (MatchStarted, ChanceCommitted, ChanceRevealed, MatchResumed, MatchEnded, PlayerRemoved, ActionsUndone)
+_LIFECYCLE = (MatchStarted, *SEGMENT_EVENTS, MatchEnded, PlayerRemoved, ActionsUndone)
+#: The fields of an event that name one seat of its match.
+_SEAT_FIELDS = ("seat", "target", "by")
 
 
 #: What each type of event is to a judge (`Judge._kind`), filled as types are met.
 _KINDS: dict[type[Event], str] = {}
+#: The seat fields each type of event has (`_seat_fields`), filled as types are met.
+_SEATED: dict[type[Event], tuple[str, ...]] = {}
 
 
 class AuditFinding(msgspec.Struct, frozen=True, kw_only=True):
@@ -100,13 +124,45 @@ def _plain(value: Any) -> Any:
     return msgspec.to_builtins(value) if isinstance(value, msgspec.Struct | tuple | list) else value
 
 
+class Segment:
+    """One chance segment of a match: from its start (seq 0) or a match.resumed to the next; its
+    commitment, its seed where known, its reveal, and its effective draws (the k-th of which is the
+    seed's k-th draw)."""
+
+    __slots__ = ("checked", "committed", "draws", "positions", "revealed", "secret", "start")
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.committed: ChanceCommitted | None = None
+        #: The seed, where the judge knows it; `checked`: known from the commitment on, so every
+        #: draw was judged as it came (else the reveal judges them all).
+        self.secret: bytes | None = None
+        self.checked = False
+        self.revealed: int | None = None  # the seq of its reveal
+        #: The effective draws, in order: (seq, event, the state before it: kept until the seed is
+        #: known, to judge the draw then).
+        self.draws: list[tuple[int, Event, Any]] = []
+        #: Where the seed's stream is before each effective draw (the k-th before draw k), and after
+        #: the last: an undo of draws rewinds to an earlier one.
+        self.positions: list[tuple[int, int, int]] = []
+
+    def knows(self, seed: bytes) -> None:
+        """Learn the segment's seed before its first draw: every draw is judged as it comes."""
+        self.secret, self.checked, self.positions = seed, True, [START]
+
+    def source(self) -> ChanceSource:
+        """The seed's stream where the next draw starts."""
+        assert self.secret is not None
+        return ChanceSource.at(self.secret, self.positions[len(self.draws)])
+
+
 class Judge:
     """One match's judge: the effective states the match folds to (an undo pops them), each seat's
     rejections, its chance segments, and the ruling on the next event.
 
     `seeds` are the chance seeds the judge knows (a segment committed to one of them is judged
-    exactly); `service_chance` says that only the service may record the match's chance, and it
-    tells the judge so with `by_service`.
+    draw by draw); `service_chance` says that only the service may record the match's chance, and
+    it tells the judge so with `by_service`.
     """
 
     def __init__(
@@ -128,30 +184,38 @@ class Judge:
         self.engine: Engine[Any] = engine if engine is not None else get_engine(started.game)
         self.seats = len(started.seats)
         self.engine.spec.check_players(self.seats)
-        self.stack: list[tuple[int, Any]] = [(0, self.engine.start(started))]  # effective (seq, state after it)
+        #: The effective history: (seq, state after it, the seat that answered it or None); an undo
+        #: pops it. Segment events are not on it (no undo takes one back).
+        self.stack: list[tuple[int, Any, int | None]] = [(0, self.engine.start(started), None)]
         self.next_seq = 1
         self.service_chance = service_chance
         self.rulings: Mapping[type[Event], str] = getattr(self.engine, "rulings", {})
-        #: Each seat's latest rejection code, and its rejected answers since its last accepted one.
+        self.limit = self.engine.spec.rejection_limit
+        #: Each seat's latest rejection code, and its rejected answers in a row to the decision it
+        #: was asked (since its last accepted answer).
         self.rejected: dict[int, str] = {}
         self.streak: dict[int, int] = {}
         self.ended: int | None = None
         self.counts = dict.fromkeys(COUNTS, 0)
         self.previous: Event = started
-        # Chance: the seeds known, by commitment; the segment in play (the seq it starts at), its
-        # commitment and its exact source (None: possibility only); every commitment so far.
+        # Chance: the seeds known, by commitment; the segments (the last is in play); each
+        # commitment's segment; the seq of a resume still owing a commitment; the seq of the first
+        # reveal of a game with hidden information (nothing but the end follows it).
         self.seeds = {commitment(seed): seed for seed in seeds}
-        self.segment = 0
-        self.committed: dict[int, ChanceCommitted] = {}
-        self.commitments: set[str] = set()
-        self.revealed: set[str] = set()  # the commitments whose seeds are revealed
-        self.source: ChanceSource | None = None
-        self.awaiting: int | None = None  # the seq of a resume still owing a commitment
+        self.segments: list[Segment] = [Segment(0)]
+        self.commitments: dict[str, Segment] = {}
+        self.awaiting: int | None = None
+        self.hidden_revealed: int | None = None
+        #: The seq of the latest reveal (a chance seed, or what the engine's `reveals` says shows a
+        #: hidden value to a seat or to everyone): no undo takes back anything up to it.
+        self.revealed_at: int | None = None
+        self._reveals: Any = getattr(self.engine, "reveals", None)
         # What the judge itself cleared (an answer it checked, a draw it made) in the present state:
         # recording it is not judged a second time.
         self._cleared: tuple[Event, Any, tuple[str, ...]] | None = None
         self._refused: tuple[int, str, Any] | None = None
-        self._drawn: tuple[Event, Any, ChanceSource] | None = None  # a draw judged, with its source moved past it
+        #: A chance event judged: (event, state before, whether it is a draw, the stream after it).
+        self._drawn: tuple[Event, Any, bool, tuple[int, int, int] | None] | None = None
 
     @classmethod
     def of(cls, records: Sequence[Record], *, seeds: Iterable[bytes] = (), service_chance: bool = False) -> Judge:
@@ -192,6 +256,24 @@ class Judge:
         """Whether the match has ended (a match.ended in effect)."""
         return self.ended is not None
 
+    @property
+    def segment(self) -> Segment:
+        """The chance segment in play."""
+        return self.segments[-1]
+
+    def undoable(self) -> tuple[int, ...]:
+        """The seqs an arbiter's undo takes back: the last effective answer of a seat and every
+        effective event after it (segment events stay: they are not actions).
+
+        Raises:
+            UsageError: no seat has answered anything that is still effective.
+        """
+        stack = self.stack
+        for index in range(len(stack) - 1, 0, -1):
+            if stack[index][2] is not None:
+                return tuple(seq for seq, _, _ in stack[index:])
+        raise UsageError("there is nothing to undo: no answer of any seat is in effect", code="usage.nothing_to_undo")
+
     # -- judging ---------------------------------------------------------------------------------
 
     def verdict(
@@ -205,59 +287,74 @@ class Judge:
         found: list[AuditFinding] = []
         counts: tuple[str, ...] = ()
 
-        def find(rule: str, message: str, at: int = seq, **evidence: Any) -> None:
+        # (positional only: a finding's evidence may say which rule was broken, as `rule`)
+        def find(rule: str, message: str, /, at: int = seq, **evidence: Any) -> None:
             evidence = {key: _plain(value) for key, value in evidence.items()}
             found.append(AuditFinding(match_id=self.match_id, seq=at, rule=rule, message=message, evidence=evidence))
 
-        if self.ended is not None and not isinstance(event, ActionsUndone):  # an arbiter may undo after the end
+        kind = _KINDS.get(type(event)) or self._kind(type(event))
+        # An event of another game, or one only views show, is nothing this match's rules can judge.
+        if type(event) not in self.engine.views or event.view_only:
+            find("match.wrong_game", f"{event.tag} is not an event of a {self.engine.spec.title} match")
+            return found, counts
+        # An event naming a seat the table does not have says nothing the rules can judge.
+        off = _off_the_table(event, self.seats)
+        if off is not None:
+            find("match.no_such_seat", f"{event.tag} names {off}, but the match has seats 0 to {self.seats - 1}")
+            return found, counts
+        if self.ended is not None and kind != "undo":  # an arbiter may undo after the end
             find("audit.after_end", f"{event.tag} was recorded after the match ended at seq {self.ended}")
-        if self.awaiting is not None and not isinstance(event, ChanceCommitted):
+        if self.awaiting is not None and kind != "committed":
             find(
                 "chance.uncommitted",
                 "the match was resumed without a commitment to a fresh seed",
                 at=self.awaiting,
             )
-        if self.service_chance and not by_service and isinstance(event, ChanceCommitted | ChanceRevealed | MatchEnded):
+        if self.hidden_revealed is not None and kind not in ("revealed", "ended"):
+            find(
+                "chance.hidden_revealed",
+                f"the chance seed revealed at seq {self.hidden_revealed} has shown every seat the hidden state of "
+                f"this {self.engine.spec.title} match: nothing but its end may follow it",
+            )
+            return found, counts
+        if self.service_chance and not by_service and kind in ("committed", "revealed", "resumed", "ended"):
             find(
                 "chance.from_service",
-                f"the service draws this match's chance and ends it; {event.tag} is not the referee's",
+                f"the service draws this match's chance, resumes it and ends it; {event.tag} is not the referee's",
             )
             return found, counts
         engine, before = self.engine, self.stack[-1][1]
         match event:
             case ActionsUndone(seqs=seqs):
                 counts = ("undos",)
-                effective = [s for s, _ in self.stack[1:]]
+                effective = [s for s, _, _ in self.stack[1:]]
                 if not seqs or list(seqs) != effective[-len(seqs) :]:
                     find(
                         "audit.bad_undo",
-                        "the undo does not take back the latest effective events",
+                        "the undo does not take back the latest effective events (a commitment, a reveal and a "
+                        "resume are never taken back)",
                         undone=seqs,
                         latest=effective[-len(seqs) :] if seqs else [],
+                    )
+                elif self.revealed_at is not None and seqs[0] <= self.revealed_at:
+                    find(
+                        "audit.undo_past_reveal",
+                        f"the undo takes back seq {seqs[0]}, before what seq {self.revealed_at} revealed: a reveal "
+                        "cannot be taken back (what it showed stays known)",
+                        undone=seqs,
                     )
             case MatchStarted():
                 find("audit.restarted", "a second match.started inside the match")
             case ChanceCommitted():
-                if self.segment in self.committed:
+                if self.segment.committed is not None:
                     find(
                         "chance.committed_twice",
                         "the referee committed to a second seed in one segment (only a resume starts another)",
                     )
-                elif seq != self.segment + 1:
+                elif seq != self.segment.start + 1:
                     find("chance.late_commitment", "the commitment does not come before everything else")
             case ChanceRevealed(seed=seed):
-                try:
-                    revealed = commitment(bytes.fromhex(seed))
-                except ValueError:
-                    find("chance.reveal_mismatch", "the revealed seed is not hex", seed=seed)
-                else:
-                    if revealed not in self.commitments:
-                        find(
-                            "chance.reveal_mismatch",
-                            "the revealed seed does not match any commitment of the match",
-                            commitments=sorted(self.commitments),
-                            seed=seed,
-                        )
+                self._judge_reveal(seed, find)
             case MatchResumed(players=players):
                 if len(players) != self.seats:
                     find(
@@ -282,8 +379,8 @@ class Judge:
                             recorded=outcome,
                             expected=expected,
                         )
-                    committed = self.committed.get(self.segment)
-                    if committed is not None and committed.commitment not in self.revealed:
+                    committed = self.segment.committed
+                    if committed is not None and self.segment.revealed is None:
                         find(
                             "chance.unrevealed",
                             "the match ended by the rules without revealing the seed its chance was committed to",
@@ -322,13 +419,12 @@ class Judge:
                             )
             case PlayerRemoved(seat=seat, code=Rule.REJECTION_LIMIT, reason=reason):
                 counts = ("removals",)
-                said = reason.split(" ", 1)[0]
                 streak = self.streak.get(seat, 0)
-                if not streak or (said.isdigit() and streak < int(said)):
+                if streak < self.limit:
                     find(
                         "audit.unexplained_removal",
                         f"seat {seat} was removed for {Rule.REJECTION_LIMIT} ({reason}) after {streak} rejected "
-                        "answers in a row",
+                        f"answers in a row; {self.engine.spec.title}'s limit is {self.limit}",
                         code=Rule.REJECTION_LIMIT,
                     )
             case PlayerRemoved(seat=seat, code=code):
@@ -351,12 +447,7 @@ class Judge:
                     try:
                         engine.check(before, actor, event)
                     except IllegalAction as error:
-                        find(
-                            error.code,
-                            f"an accepted answer breaks the rules: {error.message}",
-                            event=event,
-                            alternatives=len(engine.legal(before, actor)),
-                        )
+                        find(error.code, f"an accepted answer breaks the rules: {error.message}", event=event)
                     except Exception as error:  # one the rules cannot even judge there: none is legal
                         find(
                             "audit.cannot_apply",
@@ -378,7 +469,8 @@ class Judge:
         return found, counts
 
     def _judge_chance(self, before: Any, event: Event, by_service: bool, find: Any) -> tuple[str, ...]:
-        """Judge an event that only chance records: who records it, its turn, its possibility, its seed."""
+        """Judge an event that only chance records: who records it, its turn, its possibility, its
+        segment, its seed."""
         engine = self.engine
         if self.service_chance and not by_service:
             find("chance.from_service", f"the service draws this match's chance; {event.tag} is not the referee's")
@@ -387,6 +479,7 @@ class Judge:
         if turn is None or turn.seat != CHANCE:
             whose = "the match was over" if turn is None else f"seat {turn.seat} was to {turn.decision}"
             find("chance.out_of_turn", f"chance recorded {event.tag} when {whose}", event=event)
+            self._drawn = (event, before, False, None)
             return ()
         try:
             engine.check_chance(before, event)
@@ -398,80 +491,177 @@ class Judge:
                 f"{event.tag} cannot be drawn here ({type(error).__name__}: {error})",
                 event=event,
             )
-        if self.source is None:
+        segment = self.segment
+        if segment.revealed is not None:
+            find(
+                "chance.after_reveal",
+                f"the seed of this chance segment was revealed at seq {segment.revealed}: what it draws next is "
+                "known to everyone (a new segment needs match.resumed and a fresh commitment)",
+                event=event,
+            )
+            self._drawn = (event, before, False, None)
             return ("chance",)
-        source = self.source.copy()
+        if segment.secret is None:
+            self._drawn = (event, before, True, None)
+            return ("chance",)
+        source = segment.source()
         try:
             derived: Event | None = engine.chance(before, source)
         except Exception:  # what the seed draws here cannot even be computed
             derived = None
         if derived != event:
-            find("chance.not_from_seed", "the seed draws something else here", recorded=event, derived=derived)
-        self._drawn = (event, before, source)
+            find(
+                "chance.not_from_seed",
+                f"the seed's draw {len(segment.draws) + 1} of this segment is something else",
+                recorded=event,
+                derived=derived,
+            )
+        self._drawn = (event, before, True, source.position)
         return ("chance", "chance_rederived")
+
+    def _judge_reveal(self, seed: str, find: Any) -> None:
+        """Judge a reveal: it matches a commitment, and every effective draw of that segment not
+        judged yet (its seed was unknown) is what the seed draws."""
+        try:
+            secret = bytes.fromhex(seed)
+        except ValueError:
+            find("chance.reveal_mismatch", "the revealed seed is not hex", seed=seed)
+            return
+        segment = self.commitments.get(commitment(secret))
+        if segment is None:
+            find(
+                "chance.reveal_mismatch",
+                "the revealed seed does not match any commitment of the match",
+                commitments=sorted(self.commitments),
+                seed=seed,
+            )
+            return
+        if segment.checked or segment.committed is None or segment.committed.algorithm != ALGORITHM:
+            return
+        source = ChanceSource(secret)
+        for number, (at, drawn, before) in enumerate(segment.draws, start=1):
+            try:
+                derived: Event | None = self.engine.chance(before, source)
+            except Exception:
+                derived = None
+            if derived != drawn:
+                find(
+                    "chance.not_from_seed",
+                    f"the seed's draw {number} of this segment is something else",
+                    at=at,
+                    recorded=drawn,
+                    derived=derived,
+                )
 
     def apply(self, seq: int, event: Event, counts: Sequence[str] = ()) -> bool:
         """Take `event` at `seq` whatever it is (judged already, or written already); False, and
         nothing taken, when the rules cannot fold it."""
         before = self.stack[-1][1]
-        if not isinstance(event, ActionsUndone):
+        kind = _KINDS.get(type(event)) or self._kind(type(event))
+        on_the_stack = kind not in ("undo", "revealed", "resumed", "committed")
+        if on_the_stack:
             try:
                 after = self.engine.apply(before, event)
             except Exception:  # a log the rules cannot fold any further
                 return False
+            if self._reveals is not None and self._reveals(before, event, after):
+                self.revealed_at = seq
         tally = self.counts
         for key in counts:
             tally[key] += 1
         self._cleared = self._refused = None
         self.previous = event
         self.next_seq = seq + 1
-        kind = _KINDS.get(type(event)) or self._kind(type(event))
+        drawn, self._drawn = self._drawn, None
         if kind == "answer":  # (most events: first)
             self.streak.pop(event.actor, None)  # type: ignore[arg-type]
         elif kind == "chance":
-            if self.source is not None:
-                drawn = self._drawn
-                if drawn is not None and drawn[0] is event and drawn[1] is before:
-                    self.source = drawn[2]  # the source that drew it, moved past it
-                else:
-                    turn = self.engine.to_act(before)
-                    if turn is not None and turn.seat == CHANCE:  # the stream moves past this draw
-                        with contextlib.suppress(Exception):  # (one it cannot even compute: a finding)
-                            self.engine.chance(before, self.source)
+            self._draw(seq, event, before, drawn)
         elif kind == "rejected":
             seat, code = event.seat, event.code  # type: ignore[attr-defined]
             self.rejected[seat] = code
-            self.streak[seat] = self.streak.get(seat, 0) + 1
+            turn = self.engine.to_act(before)
+            if turn is not None and turn.seat == seat and turn.decision == event.decision:  # type: ignore[attr-defined]
+                self.streak[seat] = self.streak.get(seat, 0) + 1  # (a protocol's own ruling does not count)
         elif kind == "undo":
             seqs, by = event.seqs, event.by  # type: ignore[attr-defined]
             if by is not None:  # a seat's undo is an accepted answer of its own
                 self.streak.pop(by, None)
-            if self.ended in seqs:
+            taken = set(seqs)
+            if self.ended in taken:
                 self.ended = None  # the end is taken back: the match goes on
-            effective = [s for s, _ in self.stack[1:]]
-            if seqs and list(seqs) == effective[-len(seqs) :]:
-                del self.stack[-len(seqs) :]
-            self._drawn = None
+            stack = self.stack
+            while len(stack) > 1 and stack[-1][0] in taken:
+                stack.pop()
+            for segment in self.segments:  # the draws taken back rewind their seed's stream
+                draws = segment.draws
+                while draws and draws[-1][0] in taken:
+                    draws.pop()
             return True
         elif kind == "ended":
             self.ended = seq
         elif kind == "revealed":
-            with contextlib.suppress(ValueError):  # (one that is not hex: a finding)
-                self.revealed.add(commitment(bytes.fromhex(event.seed)))  # type: ignore[attr-defined]
+            self._reveal(seq, event.seed)  # type: ignore[attr-defined]
+            return True
         elif kind == "resumed":  # a new chance segment, drawn from its own seed
-            self.segment, self.source = seq, None
+            self.segments.append(Segment(seq))
             self.awaiting = seq if self.commitments else None
+            return True
         elif kind == "committed":
-            self.awaiting = None
-            algorithm, committed = event.algorithm, event.commitment  # type: ignore[attr-defined]
-            if self.segment not in self.committed and seq == self.segment + 1:
-                self.committed[self.segment] = event  # type: ignore[assignment]
-                self.commitments.add(committed)
-                seed = self.seeds.get(committed)
-                self.source = ChanceSource(seed) if seed is not None and algorithm == ALGORITHM else None
-        self._drawn = None
-        self.stack.append((seq, after))
+            self._commit(seq, event)  # type: ignore[arg-type]
+            return True
+        self.stack.append((seq, after, event.actor))
         return True
+
+    def _draw(self, seq: int, event: Event, before: Any, drawn: tuple[Any, ...] | None) -> None:
+        """Take a chance event: a draw of the segment in play when chance was to act (before its
+        reveal), moving its seed's stream on where the seed is known."""
+        if drawn is None or drawn[0] is not event or drawn[1] is not before:
+            turn = self.engine.to_act(before)
+            is_draw = turn is not None and turn.seat == CHANCE and self.segment.revealed is None
+            drawn = (event, before, is_draw, None)
+        if not drawn[2]:
+            return
+        segment = self.segment
+        if segment.secret is not None:
+            after = drawn[3]
+            if after is None:
+                source = segment.source()
+                with contextlib.suppress(Exception):  # (one it cannot even compute: a finding)
+                    self.engine.chance(before, source)
+                after = source.position
+            del segment.positions[len(segment.draws) + 1 :]
+            segment.positions.append(after)
+        # The state before the draw is kept only to judge it once the seed is revealed (a segment
+        # with no commitment never reveals one).
+        kept = None if segment.checked or segment.committed is None else before
+        segment.draws.append((seq, event, kept))
+
+    def _reveal(self, seq: int, seed: str) -> None:
+        self.revealed_at = seq  # (whatever it reveals: it is known to every reader from here on)
+        try:
+            secret = bytes.fromhex(seed)
+        except ValueError:  # (one that is not hex: a finding)
+            return
+        segment = self.commitments.get(commitment(secret))
+        if segment is None:  # (a finding)
+            return
+        if segment.revealed is None:
+            segment.revealed = seq
+        segment.secret, segment.checked = secret, True
+        segment.draws = [(at, drawn, None) for at, drawn, _ in segment.draws]  # (judged: the states may go)
+        if self.engine.spec.hidden and self.hidden_revealed is None:
+            self.hidden_revealed = seq
+
+    def _commit(self, seq: int, event: ChanceCommitted) -> None:
+        self.awaiting = None
+        segment = self.segment
+        if segment.committed is None and seq == segment.start + 1:
+            segment.committed = event
+            self.commitments[event.commitment] = segment
+            seed = self.seeds.get(event.commitment)
+            if seed is not None and event.algorithm == ALGORITHM:
+                segment.knows(seed)
 
     def _kind(self, kind: type[Event]) -> str:
         """What a type of event is to the judge (remembered for the type)."""
@@ -511,6 +701,7 @@ class Judge:
         else:
             found, counts = self.verdict(seq, event, by_service=by_service)
             if found:
+                self._drawn = None
                 raise _refusal(found[0])
         if not self.apply(seq, event, counts):
             raise IllegalAction("audit.cannot_apply", f"seq {seq}: the rules cannot apply {event.tag} here")
@@ -551,26 +742,39 @@ class Judge:
         self._cleared = (event, before, ("answers",))
 
     def draw(self, rng: Any) -> Event:
-        """The event chance records now: what the committed seed draws, where the judge knows it,
-        else what `rng` draws (the engine only draws what is possible), cleared to be taken next
-        (a draw from the seed moves its stream on: any other chance taken next is not the seed's).
+        """The event chance records now: what the segment's seed draws next, where the judge knows
+        it, else what `rng` draws (the engine only draws what is possible), cleared to be taken next.
 
         Raises:
-            IllegalAction: chance is not to act now, or the service draws this match's chance.
+            IllegalAction: chance is not to act now (`chance.not_now`), the segment's seed is
+                revealed (`chance.after_reveal`), or the judge knows no seed and was given no
+                random source (`chance.uncommitted`).
         """
         before = self.stack[-1][1]
         turn = self.engine.to_act(before)
         if turn is None or turn.seat != CHANCE:
             whose = "the match is over" if turn is None else f"seat {turn.seat} is to {turn.decision}"
             raise IllegalAction("chance.not_now", f"chance is not to act now: {whose}")
-        if self.source is None:
+        segment = self.segment
+        if segment.revealed is not None:
+            raise IllegalAction(
+                "chance.after_reveal",
+                f"the seed of this chance segment was revealed at seq {segment.revealed}: a new segment needs "
+                "match.resumed and a fresh commitment",
+            )
+        if segment.secret is None:
+            if rng is None:
+                raise IllegalAction(
+                    "chance.uncommitted", "there is no seed to draw this match's chance from (nor another source)"
+                )
             event = self.engine.chance(before, rng)
             self._cleared = (event, before, ("chance",))
+            self._drawn = (event, before, True, None)
             return event
-        # The draw moves the judge's own stream on: the next chance event taken must be this one.
-        event = self.engine.chance(before, self.source)
+        source = segment.source()
+        event = self.engine.chance(before, source)
         self._cleared = (event, before, ("chance", "chance_rederived"))
-        self._drawn = (event, before, self.source)
+        self._drawn = (event, before, True, source.position)
         return event
 
     def finish(self) -> list[AuditFinding]:
@@ -597,8 +801,20 @@ class Judge:
         self._restore(saved)
 
     def _save(self, undoes: bool) -> tuple[Any, ...]:
-        # The stack only grows unless an undo pops it (copying it whole for every batch would cost
-        # a long match's length each time).
+        # The stack and a segment's draws only grow unless an undo pops them or a reveal lets their
+        # states go (copying them whole for every batch would cost a long match's length each time).
+        segments = [
+            (
+                segment,
+                segment.committed,
+                segment.secret,
+                segment.checked,
+                segment.revealed,
+                list(segment.draws) if undoes or not segment.checked else len(segment.draws),
+                list(segment.positions),
+            )
+            for segment in self.segments
+        ]
         return (
             list(self.stack) if undoes else len(self.stack),
             dict(self.rejected),
@@ -607,13 +823,11 @@ class Judge:
             dict(self.counts),
             self.previous,
             self.next_seq,
-            self.segment,
-            dict(self.committed),
-            set(self.commitments),
-            set(self.revealed),
-            self.source.copy() if self.source is not None else None,
+            segments,
+            dict(self.commitments),
             self.awaiting,
-            self._drawn,
+            self.hidden_revealed,
+            self.revealed_at,
         )
 
     def _restore(self, saved: tuple[Any, ...]) -> None:
@@ -629,19 +843,63 @@ class Judge:
             self.counts,
             self.previous,
             self.next_seq,
-            self.segment,
-            self.committed,
+            segments,
             self.commitments,
-            self.revealed,
-            self.source,
             self.awaiting,
-            self._drawn,
+            self.hidden_revealed,
+            self.revealed_at,
         ) = saved[1:]
-        self._cleared = self._refused = None
+        self.segments = []
+        for segment, committed, secret, checked, revealed, draws, positions in segments:
+            segment.committed, segment.secret, segment.checked, segment.revealed = committed, secret, checked, revealed
+            if isinstance(draws, list):
+                segment.draws = draws
+            else:
+                del segment.draws[draws:]
+            segment.positions = positions
+            self.segments.append(segment)
+        self._cleared = self._refused = self._drawn = None
 
 
 def _refusal(finding: AuditFinding) -> IllegalAction:
     return IllegalAction(finding.rule, f"seq {finding.seq}: {finding.message}")
+
+
+def _seat_fields(kind: type[Event]) -> tuple[str, ...]:
+    """The fields of a type of event that name one seat (remembered for the type): a seat, a
+    target or an asker that is a number (Fish's `target` is a tile)."""
+    fields = tuple(
+        field.name
+        for field in msgspec.structs.fields(kind)
+        if field.name in _SEAT_FIELDS and field.type in (int, int | None)
+    )
+    _SEATED[kind] = fields
+    return fields
+
+
+def _off_the_table(event: Event, seats: int) -> str | None:
+    """What `event` names that the table of `seats` does not have (a seat, an outcome of another
+    table), or None."""
+    kind = type(event)
+    fields = _SEATED.get(kind)
+    if fields is None:
+        fields = _seat_fields(kind)
+    for name in fields:
+        value = getattr(event, name)
+        if value is not None and not 0 <= value < seats:
+            return f"{name} {value}"
+    if isinstance(event, MatchEnded):
+        outcome = event.outcome
+        if len(outcome.places) != seats or any(not 1 <= place <= seats for place in outcome.places):
+            return f"places {list(outcome.places)}"
+        if outcome.scores and len(outcome.scores) != seats:
+            return f"scores for {len(outcome.scores)} seats"
+        named = (*outcome.winners, *outcome.removed)
+    elif isinstance(event, KnockoutGamePlayed):
+        named = (*event.seats, *event.winners, *event.removed)
+    else:
+        return None
+    return next((f"seat {seat}" for seat in named if not 0 <= seat < seats), None)
 
 
 #: What `literal` returns for a recorded answer that is not a whole Python literal.

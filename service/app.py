@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +48,7 @@ from matchlog.events import (
     UsageError,
 )
 from matchlog.file import FileLog, seat_for
+from matchlog.formats.bounds import bounded_lines
 from matchlog.log import SPECTATOR, Line, Position, SqlResult, Verification
 from matchlog.replay.aggregates import catalogue_row
 from matchlog.replay.audit import Dispute, MatchAudit
@@ -528,14 +530,14 @@ def put_figures(data: list[FigureSet], service: Service) -> None:
     "/api/matches/{match_id:str}/undo",
     sync_to_thread=True,
     status_code=200,
-    errors=(404, 409, 503),
+    errors=(404, 409, 422, 503),
     writer="undoing",
 )
 def undo(match_id: str, data: Reason, access: Access, service: Service) -> AppendResult:
-    """Take back the latest effective answer, as the match's arbiter."""
+    """Take back the latest effective answer, as the match's arbiter (judged as every write is: a
+    revealed seed stays revealed, and a game with hidden information does not go on after it)."""
     info = service.log.info(match_id)
     access.require_writer(info.match_id, "undoing")
-    service.live.forget(info.match_id)
     return _result(service.log.undo(info.match_id, reason=data.reason), False)
 
 
@@ -544,20 +546,24 @@ def undo(match_id: str, data: Reason, access: Access, service: Service) -> Appen
     "/api/matches/{match_id:str}/abandon",
     sync_to_thread=True,
     status_code=200,
-    errors=(404, 409, 503),
+    errors=(404, 409, 422, 503),
     writer="abandoning",
 )
 def abandon(match_id: str, data: Reason, access: Access, service: Service) -> AppendResult:
     """End an unfinished match as abandoned, with the reason."""
     info = service.log.info(match_id)
     access.require_writer(info.match_id, "abandoning")
-    service.live.forget(info.match_id)
     appended = service.log.abandon(info.match_id, reason=data.reason or "abandoned through the service")
     return _result(appended, True, receipt_if_ended(service.log, info.match_id, True))
 
 
 @route(
-    post, "/api/matches/{match_id:str}/fork", sync_to_thread=True, status_code=201, errors=(404, 503), admin="forking"
+    post,
+    "/api/matches/{match_id:str}/fork",
+    sync_to_thread=True,
+    status_code=201,
+    errors=(404, 422, 503),
+    admin="forking",
 )
 def fork(match_id: str, data: ForkAt, service: Service) -> Forked:
     """Copy a match up to seq `at` into a new match (which records its origin)."""
@@ -778,7 +784,9 @@ async def import_jsonl(request: Request, service: Service) -> list[AppendResult]
     """Import a JSON Lines export (the request body): every chain checked, all of it or none; what
     each match took (`written` 0: it was in the log already)."""
     body = await request.body()
-    appended = await asyncio.to_thread(service.log.import_jsonl, _lines(body))
+    # Read as the command line reads a file: no line past an event's bound (`formats.bounds`).
+    lines = bounded_lines(io.BytesIO(body))
+    appended = await asyncio.to_thread(service.log.import_jsonl, lines)
     return [_result(a, False) for a in appended]
 
 
@@ -815,10 +823,6 @@ def frame(
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return Response(sink.getvalue().to_pybytes(), media_type=_ARROW_STREAM)
-
-
-def _lines(body: bytes) -> Iterator[bytes]:
-    return iter(body.splitlines())
 
 
 def _tightened(document: OpenAPI) -> OpenAPI:

@@ -31,7 +31,7 @@ from typer.testing import CliRunner
 
 import matchlog
 from matchlog.cli import app
-from matchlog.events import SqlError, StoreError
+from matchlog.events import HandChosen, SqlError, StoreError
 from matchlog.lake.seal import archive_log
 from matchlog.referee import play_series, resume_match
 from matchlog.referee.tournament import Setup, play_numbered, run_tournament
@@ -173,22 +173,31 @@ def test_archiving_again_adds_nothing_and_a_match_that_went_on_adds_its_new_even
     db, archive = tmp_path / "log.duckdb", tmp_path / "archive"
     with Store(db) as store:
         play_series("porrinha", ["random", "reasoner", "random"], games=3, seed=7, store=store, timeout=5.0)
+    # A fork cut right after a round's hands (nothing revealed since), abandoned: an arbiter may undo that.
+    with matchlog.open(db, write=True) as log:
+        source = log.matches(limit=1)[0].match_id
+        records = log.read(source)
+        cut = max(
+            r.seq for r in records[3:] if all(isinstance(x.event, HandChosen) for x in records[r.seq - 2 : r.seq + 1])
+        )
+        forked = log.fork(source, cut)
+        log.abandon(forked, reason="the referee stopped")
     with matchlog.open(db) as log:
         first = archive_log(log, str(archive), batch_events=100)
-        assert first.matches == 3 and first.commits >= 2 and first.refused == ()
+        assert first.matches == 4 and first.commits >= 2 and first.refused == ()
         version = DeltaTable(str(archive)).version()
         again = archive_log(log, str(archive))
-        assert (again.matches, again.events, again.already, again.commits) == (0, 0, 3, 0)
+        assert (again.matches, again.events, again.already, again.commits) == (0, 0, 4, 0)
     assert DeltaTable(str(archive)).version() == version
-    # An arbiter takes back the end of one match and it is played on to a new end.
+    # An arbiter takes back its last hand and the abandonment, and it is played on to an end.
     with matchlog.open(db, write=True) as log:
-        target = log.matches(limit=1)[0]
+        target = log.info(forked)
         log.undo(target.match_id, reason="appeal")
         resume_match(log.store, target.match_id, ["random", "reasoner", "random"], seed=3, timeout=5.0)
         longer = log.info(target.match_id)
         assert longer.last_seq > target.last_seq
         grown = archive_log(log, str(archive))
-        assert (grown.matches, grown.events, grown.already) == (1, longer.last_seq - target.last_seq, 2)
+        assert (grown.matches, grown.events, grown.already) == (1, longer.last_seq - target.last_seq, 3)
         from_log = answers_of_one(log, target.match_id)
     with matchlog.open(archive) as sealed:
         assert answers_of_one(sealed, target.match_id) == from_log
@@ -427,13 +436,12 @@ def test_stats_on_the_archive_equal_stats_on_the_log(game: str, players: int, ga
         with Store(db) as store:
             result = run_tournament(game, PLAYERS[game][:players], games=games, store=store, seed=seed, pool=_HerePool)
             assert result.finished == games
-        if taken_back:  # an arbiter takes back a match's end and abandons it: its figures are stale
+        if taken_back:  # a fork of a match, abandoned: no referee recorded its figures
             with matchlog.open(db, write=True) as log:
                 match = log.matches(limit=1)[0].match_id
-                log.undo(match, reason="appeal")
-                log.abandon(match, reason="appeal upheld")
-        with matchlog.open(db) as log:  # read-only: the archive works the stale figures out itself
-            assert archive_log(log, str(archive)).matches == games
+                log.abandon(log.fork(match, 3), reason="appeal upheld")
+        with matchlog.open(db) as log:  # read-only: the archive works the missing figures out itself
+            assert archive_log(log, str(archive)).matches == games + taken_back
         with matchlog.open(db, write=True) as log, matchlog.open(archive) as sealed:
             for asked in ({}, {"game": game}, {"by": "seat"}, {"game": game, "by": "seat"}):
                 on_log = msgspec.to_builtins(log.stats(**asked))

@@ -364,13 +364,15 @@ def test_verify_passes_then_names_an_edited_event(db: str, played: list[str]):
 
 def test_undo_and_fork(db: str, played: list[str]):
     match_id = played[2]
-    undone = json.loads(invoke("undo", match_id, "--reason", "appeal", "--db", db, "--json")[0])
-    assert undone["undone"] and undone["seq"] > undone["undone"][-1]
-    out, _ = invoke("list", "--status", "running", "--db", db)
-    assert match_id[:18] in out
-    forked = json.loads(invoke("fork", match_id, "--at", "5", "--db", db, "--json")[0])
+    _, err = invoke("undo", match_id, "--reason", "appeal", "--db", db, code=2)  # its end showed the hands
+    assert err.startswith("error[audit.undo_past_reveal]: "), err
+    forked = json.loads(invoke("fork", match_id, "--at", "3", "--db", db, "--json")[0])
     out, _ = invoke("show", forked["match_id"], "--db", db, "--json")
-    assert json.loads(out)["match"]["origin"] == {"match_id": match_id, "seq": 5}
+    assert json.loads(out)["match"]["origin"] == {"match_id": match_id, "seq": 3}
+    out, _ = invoke("list", "--status", "running", "--db", db)
+    assert forked["match_id"][:18] in out
+    undone = json.loads(invoke("undo", forked["match_id"], "--reason", "appeal", "--db", db, "--json")[0])
+    assert undone["undone"] == [3] and undone["seq"] == 4
     invoke("fork", match_id, "--at", "99999", "--db", db, code=2)
 
 
@@ -521,10 +523,11 @@ def test_proof_commands_say_what_is_missing_first_and_the_key_reads_as_json(db: 
 
 
 def test_a_text_record_holds_a_resumed_match_and_imports_it(db: str, played: list[str], tmp_path: Path):
-    invoke("undo", played[0], "--reason", "appeal", "--db", db)
-    invoke("resume", played[0], "-p", "random", "-p", "random", "-p", "random", "--seed", "1", "--db", db)
+    # A fork in play (an ended match is not undone: its last hands were shown), resumed to its end.
+    forked = json.loads(invoke("fork", played[0], "--at", "3", "--db", db, "--json")[0])["match_id"]
+    invoke("resume", forked, "-p", "random", "-p", "random", "-p", "random", "--seed", "1", "--db", db)
     record = tmp_path / "resumed.txt"
-    invoke("export", played[0], "--format", "text", "-o", str(record), "--db", db)
+    invoke("export", forked, "--format", "text", "-o", str(record), "--db", db)
     assert 'resumed players "random" "random" "random" unconfined' in record.read_text()
     copy = str(tmp_path / "copy.duckdb")
     invoke("import", str(record), "--db", copy)

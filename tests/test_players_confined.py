@@ -328,18 +328,32 @@ def test_a_confined_program_has_no_descriptor_but_its_pipes_and_runs_where_the_r
 
 
 def test_a_match_resumed_with_unconfined_players_records_which(tmp_path: Path):
-    from matchlog.events import MatchResumed, encode
+    from uuid import UUID
+
+    from matchlog.events import HandChosen, MatchResumed, encode
     from matchlog.referee import play_series, resume_match
-    from matchlog.replay import undo
+    from matchlog.replay import fork
+
+    def after_hands(match_id: UUID, since: int = 0) -> UUID:
+        """A copy of the match cut after the first round's hands past seq `since` (in play: an
+        ended match's last hands were shown, and no undo takes that back)."""
+        records = store.read(match_id)
+        cut = next(
+            r.seq
+            for r in records[since + 2 :]
+            if isinstance(r.event, HandChosen) and isinstance(records[r.seq - 1].event, HandChosen)
+        )
+        return fork(store, match_id, cut)
 
     honest = tmp_path / "honest.py"
     honest.write_text(HONEST)
     with Store(":memory:") as store:
-        match_id = play_series("porrinha", ["random", "random"], seed=1, store=store).matches[0].match_id
-        undo(store, match_id, reason="appeal")
+        source = play_series("porrinha", ["random", "random"], seed=1, store=store).matches[0].match_id
+        first = after_hands(source)
         specs = ["random", f"{honest}:Honest"]
-        resume_match(store, match_id, specs, seed=2, limits=Limits(unconfined=True))
-        undo(store, match_id, reason="appeal")
+        resume_match(store, first, specs, seed=2, limits=Limits(unconfined=True))
+        resumed_at = next(r.seq for r in store.read(first) if isinstance(r.event, MatchResumed))
+        match_id = after_hands(first, resumed_at)  # (its first resume copied with it)
         resume_match(store, match_id, specs, seed=3)
         resumed = [r.event for r in store.read(match_id) if isinstance(r.event, MatchResumed)]
     assert [event.unconfined for event in resumed] == [(1,), ()]

@@ -16,7 +16,6 @@ from matchlog.events import (
     HandChosen,
     HandHidden,
     HandReset,
-    MatchEnded,
     MatchStarted,
     Seat,
     UsageError,
@@ -114,46 +113,47 @@ def started(players: int) -> MatchStarted:
 # -- undo ------------------------------------------------------------------------------------
 
 
-def test_undo_takes_back_the_latest_answer_and_what_followed(store: Store):
-    match_id, states = live_match(store, ["random", "random", "random"])
+def in_play(store: Store, match_id: UUID) -> UUID:
+    """A fork of a Porrinha match cut right after a round's last two hands: answers that reveal
+    nothing, which an undo may take back (the hands of a settled round, shown to everyone, stay)."""
     records = store.read(match_id)
+    cut = max(
+        r.seq
+        for r in records[2:]
+        if isinstance(r.event, HandChosen) and isinstance(records[r.seq - 1].event, HandChosen)
+    )
+    return fork(store, match_id, cut)
+
+
+def test_undo_takes_back_the_latest_answer_and_what_followed(store: Store):
+    from matchlog.events import IllegalAction
+
+    ended, states = live_match(store, ["random", "random", "random"])
+    length = len(store.read(ended))
+    with pytest.raises(IllegalAction) as refused:  # its last guess showed every hand of the round
+        undo(store, ended, reason="disputed")
+    assert refused.value.code == "audit.undo_past_reveal" and len(store.read(ended)) == length
+    match_id = in_play(store, ended)
+    records = store.read(match_id)
+    cut = len(records) - 1
     taken = undoable(records)
-    # The match ended: the last guess and the ending go together.
-    assert [type(records[s].event) for s in taken][-1] is MatchEnded
-    assert records[taken[0]].actor is not None
-    assert store.match(match_id).status == "finished"
+    assert taken == (cut,) and records[cut].actor is not None
     appended = undo(store, match_id, reason="disputed")
-    assert store.match(match_id).status == "running"
-    after = state_at(store, match_id).state
-    assert after == states[taken[0] - 1]
+    assert state_at(store, match_id).state == states[cut - 1]
     # The log keeps everything; the undo is one more event.
     records = store.read(match_id)
-    assert len(records) == len(states) + 1
+    assert len(records) == cut + 2
     assert records[-1].event == ActionsUndone(seqs=taken, reason="disputed", by=None)
-    assert appended.first_seq == len(states)
+    assert appended.first_seq == cut + 1
     # A second undo takes back the answer before that.
     undo(store, match_id)
-    assert state_at(store, match_id).state == states[taken[0] - 2]
+    assert state_at(store, match_id).state == states[cut - 2]
     assert store.verify() == []
-
-
-def test_undo_takes_a_rejection_and_its_ruling_together(store: Store):
-    match_id = store.append(uuid7(), [started(2)], 0).match_id
-    rejected = AnswerRejected(seat=0, decision="hand", answer="'x'", code="porrinha.not_an_integer", message="m")
-    store.append(match_id, [rejected, HandReset(seat=0)], 1)
-    assert undoable(store.read(match_id)) == (1, 2)
-
-
-def test_nothing_to_undo_is_a_usage_error(store: Store):
-    match_id = store.append(uuid7(), [started(2)], 0).match_id
-    with pytest.raises(UsageError) as caught:
-        undo(store, match_id)
-    assert caught.value.code == "usage.nothing_to_undo"
 
 
 def test_the_effective_history_skips_undone_events_and_undos():
     with Store() as store:
-        match_id, _ = live_match(store, ["random", "random"])
+        match_id = in_play(store, live_match(store, ["random", "random"])[0])
         undo(store, match_id)
         records = store.read(match_id)
         kept = effective(records)
@@ -183,7 +183,7 @@ def test_fork_copies_a_prefix_into_a_new_match_that_names_its_origin(store: Stor
 
 
 def test_the_timeline_ends_in_the_fold_and_marks_what_was_taken_back(store: Store):
-    match_id, _ = live_match(store, ["random", "random", "reasoner"])
+    match_id = in_play(store, live_match(store, ["random", "random", "reasoner"])[0])
     undo(store, match_id, reason="check")
     records = store.read(match_id)
     steps = list(timeline(records))
@@ -243,9 +243,9 @@ def test_fold_all_gives_every_match_the_state_fold_gives_it(store: Store):
     play(store, ["random", "reasoner", "random"], games=3)
     for game, specs in (("backgammon", ["random"] * 2), ("davinci", ["random"] * 3), ("fish", ["random"] * 2)):
         play_series(game, specs, games=2, seed=3, store=store)
-    undone = store.matches(game="porrinha", limit=1)[0].match_id
+    undone = in_play(store, store.matches(game="porrinha", limit=1)[0].match_id)
     undo(store, undone, reason="appeal")
     expected = {str(records[0].match_id): fold(records) for records in by_match(store.records())}
-    assert dict(fold_all(store)) == expected and len(expected) == 9
+    assert dict(fold_all(store)) == expected and len(expected) == 10
     one = [m.match_id for m in store.matches(game="fish", limit=1)]
     assert dict(fold_all(store, one)) == {str(one[0]): expected[str(one[0])]}
