@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+from uuid import UUID
 
 import msgspec
 
@@ -21,12 +22,23 @@ from matchlog.events import Sprt, UnknownMatch
 from .results import Result, results
 from .sprt import Estimate, estimate, llr
 
-__all__ = ["LUCK_NOTE", "DuelPair", "DuelReport", "OpenPair", "duel_report", "game_score", "report_of"]
+__all__ = [
+    "LUCK_NOTE",
+    "DuelPair",
+    "DuelReport",
+    "OpenPair",
+    "duel_report",
+    "game_score",
+    "report_of",
+    "with_luck",
+]
 
-#: What the report says of luck-adjusted scores until a position evaluator exists to compute them.
+SPECTATOR = -1  # a reader who sees what every seat was shown (api.log.SPECTATOR)
+
+#: What the report says of luck while no game of the duel has been analysed.
 LUCK_NOTE = (
-    "luck-adjusted scores need a position evaluator (the analysis issue), which matchlog does not have yet; "
-    "duplicate pairs cancel the luck of the chance instead"
+    "no game of this duel is analysed: `matchlog analyse MATCH ...` (GNU Backgammon for backgammon) "
+    "gives each game's luck and the luck-adjusted result; duplicate pairs cancel the luck of the chance meanwhile"
 )
 
 
@@ -80,6 +92,10 @@ class DuelReport(msgspec.Struct, frozen=True, kw_only=True):
     head: int
     last_pair: int
     luck: str = LUCK_NOTE
+    #: The first player's mean luck-adjusted result a game (+1 a win, -1 a loss, less its luck plus
+    #: the other's), over `luck_games` games of complete pairs whose analysis a spectator may read.
+    luck_adjusted: float | None = None
+    luck_games: int = 0
     pair_list: tuple[DuelPair, ...] = ()
     open_pairs: tuple[OpenPair, ...] = ()
 
@@ -104,7 +120,40 @@ def duel_report(store: Any, duel_id: str) -> DuelReport:
     head, found = results(store, duel=duel_id)
     if not found:
         raise UnknownMatch(f"no duel {duel_id} in this log")
-    return report_of(found, head)
+    return with_luck(store, report_of(found, head))
+
+
+def with_luck(store: Any, report: DuelReport) -> DuelReport:
+    """`report` with the luck-adjusted result of its first player, from the latest analysis of each
+    game of its complete pairs, as a spectator may read it (`matchlog analyse`): a two-seat game's
+    analysis only, where the analyser measures luck (backgammon's GNU Backgammon)."""
+    if report.seats != 2 or not report.pair_list:
+        return report
+    from .annotations import match_analysis
+
+    ids = [UUID(str(match)) for pair in report.pair_list for match in pair.matches]
+    stored: dict[UUID, list[Any]] = {}
+    for note in store.annotations(ids):
+        stored.setdefault(note.match_id, []).append(note)
+    adjusted, analysers = [], set()
+    for pair in report.pair_list:
+        for seat, match in enumerate(pair.matches):  # game g of a pair seats the first player at seat g
+            match_id = UUID(str(match))
+            if match_id not in stored:
+                continue
+            analysis = match_analysis(stored[match_id], store.match(match_id), SPECTATOR)
+            mine = [s for s in analysis.summaries if s.seat == seat and s.luck_adjusted is not None]
+            if mine:
+                adjusted.append(mine[0].luck_adjusted)
+                analysers.add(mine[0].analyser)
+    if not adjusted:
+        return report
+    mean = sum(adjusted) / len(adjusted)
+    said = (
+        f"luck-adjusted result of {report.players[0]}: {mean:+.3f} a game over {len(adjusted)} analysed "
+        f"game{'s' if len(adjusted) != 1 else ''} of {report.games} ({', '.join(sorted(analysers))})"
+    )
+    return msgspec.structs.replace(report, luck=said, luck_adjusted=mean, luck_games=len(adjusted))
 
 
 def report_of(found: Sequence[Result], head: int) -> DuelReport:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -79,7 +80,7 @@ def test_heuristic_against_random_stops_with_h1_and_an_interval_above_zero(decid
     assert report["llr"] >= report["upper"] == pytest.approx(2.944, abs=1e-3)
     assert report["estimate"]["elo_low"] > 0 and report["estimate"]["los"] > 0.99
     assert sum(report["counts"]) == report["pairs"] and len(report["counts"]) == 5
-    assert "not have yet" in report["luck"]  # no luck-adjusted score without the analysis issue
+    assert "no game of this duel is analysed" in report["luck"] and report["luck_adjusted"] is None
     assert run["findings"] == [] and run["failures"] == []
     invoke("verify", "--db", db)
     invoke("audit", "--all", "--db", db)
@@ -109,6 +110,28 @@ def test_the_report_is_a_projection_the_same_bytes_each_time(decided: tuple[str,
     assert once == invoke("duel-report", duel_id, "--db", db, "--json")
     assert json.loads(once)["verdict"] == "H1"
     assert json.loads(once)["counts"] == run["report"]["counts"]
+
+
+def test_an_analysed_pair_gives_the_first_players_luck_adjusted_result(
+    decided: tuple[str, dict], tmp_path: Path
+) -> None:
+    db = str(tmp_path / "analysed.duckdb")
+    shutil.copy(decided[0], db)  # the module's log keeps no analysis for the other tests
+    report = decided[1]["report"]
+    first = report["pair_list"][0]
+    invoke("analyse", *first["matches"], "--analyser", "gnubg:0", "--db", db)
+    said = json.loads(invoke("duel-report", report["duel_id"], "--db", db, "--json"))
+    assert said["luck_games"] == 2 and said["luck"].startswith("luck-adjusted result of heuristic:")
+    # Each game's luck-adjusted result is its result (+1 won) less the first player's luck plus the other's.
+    with matchlog.open(db) as log:
+        expected = []
+        for seat, match in enumerate(first["matches"]):
+            summary = next(s for s in log.analysis(match).summaries if s.seat == seat)
+            expected.append(
+                summary.result - summary.luck + next(s.luck for s in log.analysis(match).summaries if s.seat != seat)
+            )
+    assert said["luck_adjusted"] == pytest.approx(sum(expected) / 2)
+    assert said["counts"] == report["counts"]  # analysis changes what is said of luck, never the score
 
 
 def test_a_pair_whose_second_games_chance_was_changed_by_sql_is_named(
