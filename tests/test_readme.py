@@ -27,6 +27,8 @@ from .test_cluster import cluster  # noqa: F401  (a head and two workers on 127.
 ROOT = Path(__file__).resolve().parent.parent
 PORRINHA_ID, BACKGAMMON_ID, HEAD = "01a1fcca-6e4c", "01a1fcd7-2b90", "HEAD:6379"
 DUEL_ID = "01a1fd3c-0f5e-7b21-8c9a-4d6e2f1a0b37"
+#: The fork the README makes of the Porrinha match (an ended match is never undone: its reveals stay).
+FORK_ID = "01a1fd0b-4e2a"
 #: Commands the README leaves to the guides: an arbiter's last resort, the viewer's companion for
 #: Fish, and a receipt, which `prove` covers for a reader.
 NOT_IN_THE_README = {"abandon", "client", "receipt", "demo"}
@@ -46,7 +48,7 @@ def _shell(line: str, folder: Path, env: dict[str, str]) -> subprocess.Completed
 
 def _ids(folder: Path, env: dict[str, str]) -> dict[str, str]:
     """A match for each example id: the newest 3-seat Porrinha match long enough for the lines about
-    it (seq 40 is forked), and the first backgammon match (played from the start)."""
+    it (seq 14 is forked), and the first backgammon match (played from the start)."""
     listed = json.loads(_shell("matchlog list --json --limit 1000", folder, env).stdout)
     porrinha = next(m for m in listed if m["game"] == "porrinha" and len(m["players"]) == 3 and m["events"] > 41)
     backgammon = [m for m in listed if m["game"] == "backgammon"][-1]
@@ -92,7 +94,7 @@ def test_the_readmes_lines_run_as_written_after_its_first_command(tmp_path: Path
     lines = using_it()
     assert len(lines) >= 25 and PORRINHA_ID in " ".join(lines) and BACKGAMMON_ID in " ".join(lines)
     ids: dict[str, str] = {}
-    duel_id = ""
+    duel_id = fork_id = ""
     for written in lines:
         if written.startswith("matchlog serve"):
             _serve(written, folder, env)
@@ -105,9 +107,14 @@ def test_the_readmes_lines_run_as_written_after_its_first_command(tmp_path: Path
         if DUEL_ID in line:
             assert duel_id, "the duel's line comes first"
             line = line.replace(DUEL_ID, duel_id)
+        if FORK_ID in line:
+            assert fork_id, "the fork's line comes first"
+            line = line.replace(FORK_ID, fork_id)
         ran = _shell(line, folder, env)
         assert ran.returncode == 0 and "Traceback" not in ran.stderr, (written, ran.stdout[-2000:], ran.stderr)
         assert "error[" not in ran.stderr, (written, ran.stderr)
+        if written.startswith("matchlog fork "):
+            fork_id = re.match(r"match (\S+) is a fork of", ran.stdout).group(1)  # type: ignore[union-attr]
         if written.startswith("matchlog duel "):
             duel_id = re.match(r"duel (\S+):", ran.stdout).group(1)  # type: ignore[union-attr]
         if written.startswith("matchlog duel-report "):
