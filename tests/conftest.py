@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -55,6 +56,21 @@ def log_bytes(db: Path) -> int:
     written lands until a checkpoint): how a test sees a log that another process writes grow."""
     wal = db.with_name(db.name + ".wal")
     return sum(path.stat().st_size for path in (db, wal) if path.exists())
+
+
+_EMPTY: list[int] = []
+
+
+def recorded_bytes(db: Path) -> int:
+    """How many bytes more than an empty log the log at `db` holds on disk: what has been recorded
+    in it. (An empty log its idle writer has checkpointed is most of a megabyte of tables already,
+    so the log's own size says nothing of matches recorded.)"""
+    if not _EMPTY:
+        empty = Path(tempfile.mkdtemp()) / "empty.duckdb"
+        Store(empty).close()
+        _EMPTY.append(log_bytes(empty))
+        shutil.rmtree(empty.parent)
+    return log_bytes(db) - _EMPTY[0]
 
 
 # An HTTP request a test makes without a timeout of its own waits as patiently as the rest of the

@@ -23,7 +23,7 @@ from matchlog.cluster import audit_on_ray, ray_pool
 from matchlog.referee.tournament import run_tournament
 from matchlog.store import Store
 
-from .conftest import LONG_PATIENCE, PATIENCE, Served, log_bytes, wait_for
+from .conftest import LONG_PATIENCE, PATIENCE, Served, recorded_bytes, wait_for
 
 LOOPBACK = "127.0.0.1"
 #: Ray's own switch for "no cluster beyond this machine": every Ray process binds to and dials
@@ -144,7 +144,7 @@ def test_the_commands_on_the_cluster_ctrl_c_included(cluster: Any, tmp_path: Pat
     )
     try:
         # Some matches are recorded (or it ended: what it said is checked below).
-        wait_for(lambda: process.poll() is not None or log_bytes(db) >= 300_000, "some matches recorded", every=0.1)
+        wait_for(lambda: process.poll() is not None or recorded_bytes(db) >= 300_000, "matches recorded", every=0.1)
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=LONG_PATIENCE)
     finally:

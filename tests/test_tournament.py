@@ -21,7 +21,7 @@ from matchlog.events import MatchEnded, MatchStarted, Outcome, Seat, UsageError,
 from matchlog.referee.tournament import _QueueRecorder, _Stopped, arrangements, ratings, run_tournament
 from matchlog.store import Store
 
-from .conftest import LONG_PATIENCE, PATIENCE, log_bytes, wait_for
+from .conftest import LONG_PATIENCE, PATIENCE, recorded_bytes, wait_for
 
 
 def test_arrangements_are_every_table_in_every_seat_order():
@@ -137,7 +137,7 @@ def test_ctrl_c_stores_what_finished_and_ends_the_rest_as_abandoned(tmp_path: Pa
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # Some matches are recorded (or it ended: what it said is checked below).
-        wait_for(lambda: process.poll() is not None or log_bytes(db) >= 300_000, "some matches recorded", every=0.1)
+        wait_for(lambda: process.poll() is not None or recorded_bytes(db) >= 300_000, "matches recorded", every=0.1)
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=LONG_PATIENCE)
     finally:
