@@ -577,6 +577,39 @@ def test_ctrl_c_stops_analyse_all_cleanly_and_the_next_run_analyses_the_rest_onc
     assert sum(1 for o in said if o["skipped"] == "analysed") + sum(1 for o in said if o["written"]) == 120
 
 
+def test_a_ctrl_c_while_analyse_starts_its_workers_waits_for_them_and_then_ends_every_one(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """The race CI met: a Ctrl-C between a worker's start and the hand-over of its arguments left it
+    reading a closed pipe (a traceback), and one arriving before the last start left the ones started
+    running. Here it arrives, every time, just before the second worker starts."""
+    import os
+    import signal
+
+    from matchlog.analysis.run import _Workers
+
+    workers = _Workers(2)
+    process_type = type(workers.processes[0])
+    start, starts = process_type.start, []
+
+    def pressed_then_start(process: object) -> None:
+        starts.append(process)
+        if len(starts) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        start(process)
+
+    monkeypatch.setattr(process_type, "start", pressed_then_start)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt), workers:
+            pytest.fail("the block ran: the Ctrl-C was lost")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert [process.pid is not None for process in workers.processes] == [True, True], "both were started"
+    assert not [process for process in workers.processes if process.is_alive()], "and both have ended"
+    assert all(process.exitcode is not None for process in workers.processes)
+
+
 def _state(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
