@@ -34,9 +34,9 @@ from matchlog.events import (
     StoreError,
     UnknownMatch,
     canonical,
-    control_character,
     decode,
     now_us,
+    seat_problem,
     uuid_from_int,
 )
 
@@ -1217,10 +1217,9 @@ def _check_line(number: int, line: _Line, event: Event, payload: bytes) -> None:
         raise ImportRejected(f"line {number}: at_us {line.at_us} is not a time from 1970 to 9999")
     if isinstance(event, MatchStarted):
         for seat, sitting in enumerate(event.seats):
-            for what, text in (("name", sitting.name), ("player", sitting.player)):
-                found = control_character(text)
-                if found is not None:
-                    raise ImportRejected(f"line {number}: seat {seat}'s {what} holds a control character ({found})")
+            problem = seat_problem(sitting)
+            if problem is not None:
+                raise ImportRejected(f"line {number}: seat {seat}: {problem}")
 
 
 def _match_filter(match_ids: Sequence[UUID] | None) -> tuple[str, list[Any]]:
