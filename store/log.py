@@ -1,8 +1,13 @@
-"""The Store: a match log in one DuckDB file (or in memory), and everything read back from it.
+"""The Store: a match log in one DuckDB file (or in memory): opening it, appending to it, closing it.
 
 One process owns a log file at a time (DuckDB locks it, read-only openers included); a second one
 gets `StoreBusy` with the holder's pid. Within the process, every write goes through one writer
-thread (see writer.py) and reads use a cursor per thread.
+thread (see writer.py) and reads use a cursor per thread (handle.py).
+
+What the Store does with the open file is in parts mixed into it, one job each: the catalogue's
+reads (catalogue.py), reads of events and SQL (readers.py), verification and the Merkle tree
+(checks.py), the snapshot cache (snapshots.py), exports and imports (transfer.py), annotations
+(annotations.py).
 """
 
 from __future__ import annotations
@@ -118,7 +123,7 @@ _WRITING_LOCK = threading.Lock()
 
 class Store(EventReads, Checks, SnapshotCache, Transfers, AnnotationStore):
     """A match log: append with optimistic concurrency, read back, verify, export and import (and
-    the annotations beside it: store/annotations.py)."""
+    the annotations beside it). This class opens, appends and closes; the rest is its parts'."""
 
     def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False) -> None:
         self.path = str(path)
