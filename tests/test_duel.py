@@ -183,22 +183,19 @@ def test_a_pair_game_played_on_another_seed_is_refused_and_named_though_it_audit
             for game, seats, seed in games:
                 players = [HeuristicPlayer(), RandomPlayer()] if game == 0 else [RandomPlayer(), HeuristicPlayer()]
                 recorder = MemoryRecorder() if around else None
-                play = lambda: play_match(  # noqa: E731
-                    "backgammon",
-                    seats,
-                    players,
-                    store=None if around else store,
-                    recorder=recorder,
-                    seed=seed,
-                    series=Series("forged-duel", game + 1, 2),
-                    duel=Duel(id="forged-duel", pair=1, game=game, games=2, sprt=sprt),
-                )
+                table = {
+                    "store": None if around else store,
+                    "recorder": recorder,
+                    "seed": seed,
+                    "series": Series("forged-duel", game + 1, 2),
+                    "duel": Duel(id="forged-duel", pair=1, game=game, games=2, sprt=sprt),
+                }
                 if game == 1 and not around:
                     with pytest.raises(IllegalAction) as refused:
-                        play()
+                        play_match("backgammon", seats, players, **table)
                     assert refused.value.code == "duel.commitment_differs"
                     continue
-                result = play()
+                result = play_match("backgammon", seats, players, **table)
                 if recorder is not None:
                     store.append(result.match_id, recorder.drafts, 0)  # the store itself: no judge
         if around:
