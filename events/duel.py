@@ -45,6 +45,14 @@ def nelo_max(games: int) -> float:
     return 0.9 * reach * NELO_PER_T / math.sqrt(games)
 
 
+def _finite(number: object) -> bool:
+    """Whether `number` is a real number a float holds, not infinite and not NaN."""
+    try:
+        return isinstance(number, int | float) and math.isfinite(number)
+    except OverflowError:  # an int past any float
+        return False
+
+
 class Sprt(msgspec.Struct, frozen=True, kw_only=True):
     """A sequential test: H0 (Elo = elo0) against H1 (Elo = elo1), with error rates α and β."""
 
@@ -104,8 +112,7 @@ class Sprt(msgspec.Struct, frozen=True, kw_only=True):
                 `nelo_max(games)` for normalised Elo), α or β outside (0, 1) or adding up to 1 or
                 more, or a model that is neither logistic nor normalized.
         """
-        numbers = (self.elo0, self.elo1, self.alpha, self.beta)
-        if not all(isinstance(x, int | float) and math.isfinite(x) for x in numbers):
+        if not all(_finite(x) for x in (self.elo0, self.elo1, self.alpha, self.beta)):
             raise UsageError("--sprt: every number must be finite", code="usage.sprt")
         if self.model not in ("logistic", "normalized"):
             raise UsageError(f"--sprt: model is logistic or normalized, not {self.model!r}", code="usage.sprt")

@@ -72,9 +72,13 @@ def _distribution(counts: Sequence[float]) -> tuple[float, list[float], list[flo
     """(samples, values, probabilities): `counts[i]` sets scored i / (len - 1), regularised."""
     if len(counts) < 2:
         raise UsageError("a score distribution needs at least two categories", code="usage.counts")
-    if not all(isinstance(c, int | float) and math.isfinite(c) and c >= 0 for c in counts):
+    try:
+        numbers = [float(c) for c in counts]
+    except (TypeError, ValueError, OverflowError):
+        numbers = [math.nan]
+    if not all(math.isfinite(c) and c >= 0 for c in numbers):
         raise UsageError("counts are finite numbers, none negative", code="usage.counts")
-    regular = [c if c > 0 else _REGULARISER for c in counts]
+    regular = [c if c > 0 else _REGULARISER for c in numbers]
     total = sum(regular)
     if not math.isfinite(total):
         raise UsageError("counts that add up past any number a float holds", code="usage.counts")
@@ -114,11 +118,23 @@ def _secular(shifted: Sequence[float], probs: Sequence[float]) -> float:
     return (low + high) / 2
 
 
+def _fitted(shifted: Sequence[float], probs: Sequence[float], x: float) -> list[float]:
+    """The distribution p_i / (1 + x a_i) the root `x` of the secular equation gives.
+
+    Raises:
+        UsageError: (usage.sprt) the root lies on a pole, as close as floats hold: a hypothesis
+            whose mean is as good as the lowest or highest score.
+    """
+    denominators = [1 + x * a for a in shifted]
+    if min(denominators) <= 0:
+        raise UsageError("the hypothesis asks a mean score as good as the lowest or the highest", code="usage.sprt")
+    return [p / d for p, d in zip(probs, denominators, strict=True)]
+
+
 def _most_likely_with_mean(values: Sequence[float], probs: Sequence[float], mean: float) -> list[float]:
     """The distribution on `values` closest in likelihood to `probs` whose expectation is `mean`."""
     shifted = [v - mean for v in values]
-    x = _secular(shifted, probs)
-    return [p / (1 + x * a) for a, p in zip(shifted, probs, strict=True)]
+    return _fitted(shifted, probs, _secular(shifted, probs))
 
 
 def _most_likely_with_t(values: Sequence[float], probs: Sequence[float], reference: float, t: float) -> list[float]:
@@ -131,8 +147,7 @@ def _most_likely_with_t(values: Sequence[float], probs: Sequence[float], referen
             raise UsageError(f"no distribution of these scores has the t-value {t:g}", code="usage.sprt")
         sigma = math.sqrt(variance)
         shifted = [v - reference - t * sigma * (1 + ((mean - v) / sigma) ** 2) / 2 for v in values]
-        x = _secular(shifted, probs)
-        previous, fitted = fitted, [p / (1 + x * a) for a, p in zip(shifted, probs, strict=True)]
+        previous, fitted = fitted, _fitted(shifted, probs, _secular(shifted, probs))
         if max(abs(a - b) for a, b in zip(previous, fitted, strict=True)) < 1e-12:
             break
     return fitted
@@ -152,7 +167,11 @@ def llr(
             distribution of the scores has (not finite, an expected score of 0 or 1) (usage.sprt).
     """
     samples, values, probs = _distribution(counts)
-    if not (isinstance(elo0, int | float) and isinstance(elo1, int | float) and math.isfinite(elo0 + elo1)):
+    try:
+        elo0, elo1 = float(elo0), float(elo1)
+    except (TypeError, ValueError, OverflowError):
+        elo0 = math.nan
+    if not (math.isfinite(elo0) and math.isfinite(elo1)):
         raise UsageError("the SPRT's Elo bounds are finite numbers", code="usage.sprt")
     if model == "logistic":
         h0, h1 = (_most_likely_with_mean(values, probs, score_of_elo(e)) for e in (elo0, elo1))
