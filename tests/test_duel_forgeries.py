@@ -250,6 +250,13 @@ def test_a_bulk_append_holds_a_pair_game_to_the_pair_game_before_it_in_the_same_
         assert log.matches() == []
         log.append_bulk_encoded([(uuid7(), encoded(start(0, (a, b))), 0), (uuid7(), encoded(start(1, (b, a))), 0)])
         assert len(log.matches()) == 2
+        # One append at a time (the service's batches): held to the pair's games in the log.
+        with pytest.raises(MatchlogError) as refused:
+            log.append(
+                uuid7(), [msgspec.structs.replace(start(1, (a, b)), duel=Duel(id="bulk", pair=2, game=1, games=2))], 0
+            )
+        assert refused.value.code == "duel.seats_not_rotated"
+        assert len(log.matches()) == 2
 
 
 # -- the test's numbers: bounds checked before anything runs, and an LLR for whatever is given ----
