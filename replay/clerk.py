@@ -67,7 +67,7 @@ from matchlog.store import Appended, Store
 
 from .imports import check_match
 from .judge import AuditFinding, Judge
-from .pairs import DuelGame, PairChance, PairSeed, duel_firsts, pair_seed, start_break
+from .pairs import DuelGame, PairChance, PairSeed, duel_games, start_break
 
 __all__ = ["LIVE_MATCHES", "Clerk"]
 
@@ -545,8 +545,7 @@ class _DuelBook:
         if duel is None:
             return
         me = str(match_id)
-        duel_first, pair_first = duel_firsts(self.store, duel.id, duel.pair, besides=me)
-        seed = pair_seed(self.store, duel.id, duel.pair, besides=me)
+        duel_first, pair_first, seed = duel_games(self.store, duel.id, duel.pair, besides=me)
         for other_id, other, committed in self._taken:
             assert other.duel is not None
             if other.duel.id != duel.id or other_id == me:

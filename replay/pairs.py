@@ -53,8 +53,7 @@ __all__ = [
     "PairSeed",
     "chance_break",
     "check_pair",
-    "duel_firsts",
-    "pair_seed",
+    "duel_games",
     "start_break",
 ]
 
@@ -194,46 +193,56 @@ class PairChance:
 # -- the log's games of a duel -------------------------------------------------------------------
 
 _STARTS = """
-    SELECT s.match_id::VARCHAR, s.payload, s.version FROM events s
-    WHERE s.type = 'match.started' AND s.seq = 0 AND s.payload ->> '$.duel.id' = ? {pair}
-      AND s.match_id::VARCHAR <> ? AND (? IS NULL OR s.leaf < ?)
-    ORDER BY s.leaf, s.match_id LIMIT 1"""
-_SEED = """
-    SELECT s.match_id::VARCHAR, c.payload ->> '$.commitment' FROM events s
-    JOIN events c ON c.match_id = s.match_id AND c.seq = 1 AND c.type = 'match.chance_committed'
-    WHERE s.type = 'match.started' AND s.seq = 0 AND s.payload ->> '$.duel.id' = ?
-      AND s.payload ->> '$.duel.pair' = ? AND s.match_id::VARCHAR <> ? AND (? IS NULL OR c.leaf < ?)
-    ORDER BY c.leaf, s.match_id LIMIT 1"""
+    SELECT match_id::VARCHAR, payload ->> '$.duel.pair', leaf, payload, version FROM events
+    WHERE type = 'match.started' AND seq = 0 AND payload ->> '$.duel.id' = ? AND match_id::VARCHAR <> ?
+      AND (payload ->> '$.duel.pair' = ? OR leaf = (
+        SELECT min(leaf) FROM events
+        WHERE type = 'match.started' AND seq = 0 AND payload ->> '$.duel.id' = ? AND match_id::VARCHAR <> ?))"""
+_COMMITMENTS = """
+    SELECT match_id::VARCHAR, payload ->> '$.commitment', leaf FROM events
+    WHERE seq = 1 AND type = 'match.chance_committed' AND match_id IN ({ids})"""
 
 
-def duel_firsts(
-    store: Any, duel_id: str, pair: int, *, besides: str = "", before: int | None = None
-) -> tuple[DuelGame | None, DuelGame | None]:
-    """(the duel's first game, pair `pair`'s first game) in the log behind `store`, by the order
-    the log committed their starts (before leaf `before`, when given), other than match `besides`;
-    each None where there is none.
+def duel_games(
+    store: Any,
+    duel_id: str,
+    pair: int,
+    *,
+    besides: str = "",
+    started_before: int | None = None,
+    committed_before: int | None = None,
+) -> tuple[DuelGame | None, DuelGame | None, PairSeed | None]:
+    """What the log behind `store` holds of duel `duel_id` for a game of pair `pair` (other than
+    match `besides`): the duel's first game and the pair's first game, by the order the log
+    committed their starts (before leaf `started_before`, when given), and the pair's seed: the
+    commitment of its game that committed first right after its start (before leaf
+    `committed_before`, when given); each None where there is none.
 
     Raises:
         DecodeError: a start does not decode (see `matchlog verify`).
     """
-    found: list[DuelGame | None] = []
-    for clause, params in (("", [duel_id]), ("AND s.payload ->> '$.duel.pair' = ?", [duel_id, str(pair)])):
-        rows = store.query(_STARTS.format(pair=clause), [*params, besides, before, before])
-        if not rows:
-            found.append(None)
-            continue
-        match_id, payload, version = rows[0]
+    rows = store.query(_STARTS, [duel_id, besides, str(pair), duel_id, besides])
+    before = started_before if started_before is not None else float("inf")
+    earlier = sorted((leaf, match_id, of_pair, payload, version) for match_id, of_pair, leaf, payload, version in rows)
+    games = {}
+    for leaf, match_id, of_pair, payload, version in earlier:
         started = decode(payload, tag="match.started", version=version)
         assert isinstance(started, MatchStarted)
-        found.append(DuelGame(match_id=match_id, started=started))
-    return found[0], found[1]
-
-
-def pair_seed(store: Any, duel_id: str, pair: int, *, besides: str = "", before: int | None = None) -> PairSeed | None:
-    """The commitment of the first game of pair `pair` that made one right after its start (before
-    leaf `before`, when given), other than match `besides`; None where none did."""
-    rows = store.query(_SEED, [duel_id, str(pair), besides, before, before])
-    return PairSeed(match_id=rows[0][0], commitment=rows[0][1]) if rows else None
+        games[match_id] = (leaf, of_pair == str(pair), DuelGame(match_id=match_id, started=started))
+    duel_first = next((game for leaf, _, game in games.values() if leaf < before), None)
+    pair_first = next((game for leaf, ours, game in games.values() if ours and leaf < before), None)
+    ours = [match_id for match_id, (_, of_pair, _) in games.items() if of_pair]
+    seed = None
+    if ours:
+        placeholders = ", ".join("?" * len(ours))
+        committed = sorted(
+            (leaf, match_id, commitment)
+            for match_id, commitment, leaf in store.query(_COMMITMENTS.format(ids=placeholders), ours)
+            if committed_before is None or leaf < committed_before
+        )
+        if committed:
+            seed = PairSeed(match_id=committed[0][1], commitment=committed[0][2])
+    return duel_first, pair_first, seed
 
 
 # -- audit ---------------------------------------------------------------------------------------
@@ -285,10 +294,16 @@ def check_pair(store: Any, records: Sequence[Record], report: Any) -> None:
     mine = records[1].event.commitment if len(records) > 1 and isinstance(records[1].event, ChanceCommitted) else None
     leaves = dict(store.query("SELECT seq, leaf FROM events WHERE match_id = ? AND seq IN (0, 1)", [report.match_id]))
     try:
-        duel_first, pair_first = duel_firsts(store, duel.id, duel.pair, besides=report.match_id, before=leaves.get(0))
-        # (the seed a commitment of this game is compared with came before it; one without is held
-        # to any of the pair's)
-        seed = pair_seed(store, duel.id, duel.pair, besides=report.match_id, before=leaves.get(1) if mine else None)
+        # (the seed a commitment of this game is compared with came before it; a game without one
+        # is held to any of the pair's)
+        duel_first, pair_first, seed = duel_games(
+            store,
+            duel.id,
+            duel.pair,
+            besides=report.match_id,
+            started_before=leaves.get(0),
+            committed_before=leaves.get(1) if mine else None,
+        )
     except MatchlogError as error:
         find(None, "duel.partner_unreadable", f"{where}: the duel's first games cannot be read: {error}")
         return
