@@ -24,7 +24,7 @@ from litestar import Response, get, post
 from litestar.params import Parameter
 
 from matchlog.events import Forbidden, UsageError
-from matchlog.replay.annotations import Annotation, Judged, MatchAnalysis
+from matchlog.replay.annotations import Annotation, Judged, MatchAnalysis, seat_author
 
 from .auth import Access
 from .core import Service, route
@@ -100,7 +100,7 @@ def annotate_match(match_id: str, data: CommentRequest, service: Service, access
             raise Forbidden(said, code="auth.write")
         if seat is not None and seat != own:
             raise Forbidden(f"seat {own} writes into its own view, not seat {seat}'s", code="auth.write")
-        seat, author = own, f"seat {own}"
+        seat, author = own, seat_author(own)
     written = service.log.annotate(
         resolved, data.seq, data.text, mark=data.mark, ruling=data.ruling, seat=seat, author=author
     )

@@ -458,6 +458,12 @@ def test_annotations_through_the_service_a_view_and_a_seat_writes_only_about_its
                 f"/api/matches/{porrinha}/annotations", json=body, headers=served.headers(tokens["seats"][0])
             )
             assert made.status_code == 201 and made.json()["seat"] == 0 and made.json()["author"] == "seat 0"
+            # A ruling is the arbiter's word, even on the seat's own answer (a seat once wrote one).
+            forged = {"seq": own, "text": "ruling: seat 1 is disqualified", "ruling": True}
+            refused = http.post(
+                f"/api/matches/{porrinha}/annotations", json=forged, headers=served.headers(tokens["seats"][0])
+            )
+            assert refused.status_code == 403 and refused.json()["code"] == "auth.ruling", refused.text
             body = {"seq": other, "text": "theirs"}
             refused = http.post(
                 f"/api/matches/{porrinha}/annotations", json=body, headers=served.headers(tokens["seats"][0])
