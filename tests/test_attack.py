@@ -291,8 +291,17 @@ FORGERIES = {
         "'chess' is not a game this matchlog knows",
     ),
     "a table the game cannot take": ("davinci", [started("davinci", 3005), ended(3005)], "cannot start"),
-    "an outcome that places 2 of 3,005 seats": ("porrinha", [started("porrinha", 3005), ended(2)], "a place"),
-    "an event for seat 99": ("porrinha", [started("porrinha", 2), HandChosen(seat=99, hand=1)], "seat 99"),
+    # (The judge's one rule for seats, as every write path and the audit apply it.)
+    "an outcome that places 2 of 3,005 seats": (
+        "porrinha",
+        [started("porrinha", 3005), ended(2)],
+        "names places [1, 2], but the match has seats 0 to 3004 [match.no_such_seat]",
+    ),
+    "an event for seat 99": (
+        "porrinha",
+        [started("porrinha", 2), HandChosen(seat=99, hand=1)],
+        "names seat 99, but the match has seats 0 to 1 [match.no_such_seat]",
+    ),
     "an event of another game": (
         "porrinha",
         [started("porrinha", 2), PenguinMoved(seat=0, source=(0, 0), target=(1, 1))],
