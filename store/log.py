@@ -44,6 +44,7 @@ from .annotations import AnnotationStore, has_annotations
 from .catalogue import Appended, Figures, Finding, MatchInfo, chain_findings, select_matches
 from .chain import SQL_EXPECTED_HASH, snapshot_digest
 from .limits import DEFAULT_SQL_BYTES, DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
+from .prefixes import unique_prefix
 from .schema import DDL, SCHEMA_VERSION
 from .sql import ReadOnlyQuery
 from .tree import TreeReader, build_tree, leaves, tree_hashes
@@ -550,22 +551,10 @@ class Store(AnnotationStore):
             if not found:
                 raise UnknownMatch(f"no match {match_id} in {self.path}")
             return match_id
-        text = str(match_id).strip().lower()
-        if not re.fullmatch(r"[0-9a-f-]{1,36}", text):
-            raise UnknownMatch(f"{match_id!r} is not a match id (hex digits and dashes)")
-        found = (
-            self._read()
-            .execute(
-                "SELECT match_id FROM matches WHERE match_id::VARCHAR LIKE ? ORDER BY match_id LIMIT 2",
-                [text + "%"],
-            )
-            .fetchall()
+        query = "SELECT match_id FROM matches WHERE match_id::VARCHAR LIKE ? ORDER BY match_id LIMIT 2"
+        return unique_prefix(
+            match_id, "match", str(self.path), lambda like: self._read().execute(query, [like]).fetchall()
         )
-        if not found:
-            raise UnknownMatch(f"no match {text} in {self.path}")
-        if len(found) > 1:
-            raise UnknownMatch(f"{text} is the start of more than one match id; give more of it")
-        return found[0][0]
 
     def read(self, match_id: UUID | str, *, start: int = 0, stop: int | None = None) -> list[Record]:
         """The events of one match from seq `start` up to and including `stop`, in order.
