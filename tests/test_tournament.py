@@ -33,7 +33,7 @@ from matchlog.referee.tournament import (
 )
 from matchlog.store import Store
 
-from .conftest import LONG_PATIENCE, PATIENCE, recorded_bytes, wait_for
+from .conftest import LONG_PATIENCE, PATIENCE, recorded_bytes, start_server, wait_for
 
 
 def test_arrangements_are_every_table_in_every_seat_order():
@@ -286,7 +286,7 @@ class _LyingPool:
         return f"{missing} of {games} not played"
 
 
-@pytest.mark.parametrize("target", ["store", "file"])
+@pytest.mark.parametrize("target", ["store", "file", "server"])
 @pytest.mark.parametrize("lie", sorted(LIES))
 def test_an_event_the_rules_refuse_from_a_worker_is_not_written_and_its_match_ends_with_the_ruling(
     tmp_path: Path, target: str, lie: str
@@ -297,23 +297,38 @@ def test_an_event_the_rules_refuse_from_a_worker_is_not_written_and_its_match_en
     db = tmp_path / "log.duckdb"
     liar, games = 2, 6
     told, code = LIES[lie]
-    opened = Store(db) if target == "store" else matchlog.open(db, mode="create")
-    with opened as log:
-        result = run_tournament(
-            "porrinha", ["random", "random"], games=games, store=log, seed=4, pool=lambda s: _LyingPool(s, liar, told)
-        )
-    assert (result.finished, result.unfinished, result.findings) == (games - 1, 0, ())
-    assert [f for f in result.failures if f.startswith(f"match {liar + 1}:")] == list(result.failures)
-    assert f"[{code}]" in result.failures[0], result.failures
-    with matchlog.open(db) as log:
-        infos = {info.series_game - 1: info for info in log.matches()}  # (series games count from 1)
-        assert sorted(infos) == list(range(games))
-        assert {n: i.status for n, i in infos.items() if n != liar} == dict.fromkeys(set(infos) - {liar}, "finished")
-        lied = infos[liar]
-        assert lied.status == "abandoned"
-        records = log.read(lied.match_id)
-        assert not any(isinstance(r.event, HandChosen) and r.event.hand == 7 for r in records)
-        end = records[-1].event
-        assert isinstance(end, MatchEnded) and f"[{code}]" in end.reason
-        assert log.verify().ok
-        assert [a.findings for a in log.audit()] == [[]] * games
+    served = start_server(db) if target == "server" else None
+    try:
+        if served is not None:
+            opened = matchlog.open(served.url, token=served.admin)
+        else:
+            opened = Store(db) if target == "store" else matchlog.open(db, mode="create")
+        with opened as log:
+            result = run_tournament(
+                "porrinha",
+                ["random", "random"],
+                games=games,
+                store=log,
+                seed=4,
+                pool=lambda s: _LyingPool(s, liar, told),
+            )
+        assert (result.finished, result.unfinished, result.findings) == (games - 1, 0, ())
+        assert [f for f in result.failures if f.startswith(f"match {liar + 1}:")] == list(result.failures)
+        assert f"[{code}]" in result.failures[0], result.failures
+        with matchlog.open(db) if served is None else matchlog.open(served.url, token=served.admin) as log:
+            infos = {info.series_game - 1: info for info in log.matches()}  # (series games count from 1)
+            assert sorted(infos) == list(range(games))
+            assert {n: i.status for n, i in infos.items() if n != liar} == dict.fromkeys(
+                set(infos) - {liar}, "finished"
+            )
+            lied = infos[liar]
+            assert lied.status == "abandoned"
+            records = log.read(lied.match_id)
+            assert not any(isinstance(r.event, HandChosen) and r.event.hand == 7 for r in records)
+            end = records[-1].event
+            assert isinstance(end, MatchEnded) and f"[{code}]" in end.reason
+            assert log.verify().ok
+            assert [a.findings for a in log.audit()] == [[]] * games
+    finally:
+        if served is not None:
+            served.stop()
