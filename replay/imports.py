@@ -1,13 +1,14 @@
 """Imports judged by the rules: a log takes only what a referee of matchlog could have recorded.
 
 The store checks each imported line on its own (its bytes, its hash chain, its time, its names);
-it knows no game. `check_match` adds what needs the rules: the game is one this matchlog knows, it
-can start with those options and that many seats, every event is one of its own types; then the
-judge every referee's event goes through (`replay.judge`) takes the match event by event, as the
-audit runs it (knowing the seeds the match reveals): every seat an event names at the table and
-the outcome placing every seat (the judge's one rule for seats, `match.no_such_seat`), each answer
-in its turn and allowed, each rejection and ruling explained, chance only where chance acts, the
-outcome the rules give. So a log never holds a match
+it knows no game. `check_match` adds what needs the rules: the game is one this matchlog knows and
+it can start with those options and that many seats; then the judge every referee's event goes
+through (`replay.judge`) takes the match event by event, as the audit runs it (knowing the seeds
+the match reveals), by its one set of rules for every writer: every event one of the game's own
+types and no second start (`match.wrong_game`, `audit.restarted`), every seat an event names at
+the table and the outcome placing every seat (`match.no_such_seat`), each answer in its turn and
+allowed, each rejection and ruling explained, chance only where chance acts, the outcome the rules
+give. So a log never holds a match
 that `audit` would fault, or that would break `replay`, `stats` or `export` later.
 """
 
@@ -63,9 +64,6 @@ def check_match(match_id: UUID, events: Sequence[tuple[int, Event]]) -> None:
         engine.start(started)
     except MatchlogError as error:
         raise ImportRejected(f"line {line}: match {match_id} cannot start as recorded: {error.message}") from None
-    for seq, (line, event) in enumerate(events[1:], start=1):
-        if type(event) not in engine.views or type(event).view_only or isinstance(event, MatchStarted):
-            raise ImportRejected(f"line {line}: {event.tag} is not an event of a {started.game} match at seq {seq}")
     records = [
         Record(match_id=match_id, seq=seq, event_id=match_id, at_us=0, actor=event.actor, version=event.version,
                event=event, hash=b"")

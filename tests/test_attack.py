@@ -302,10 +302,15 @@ FORGERIES = {
         [started("porrinha", 2), HandChosen(seat=99, hand=1)],
         "names seat 99, but the match has seats 0 to 1 [match.no_such_seat]",
     ),
+    "a second start inside the match": (
+        "porrinha",
+        [started("porrinha", 2), started("porrinha", 2)],
+        "a second match.started inside the match [audit.restarted]",
+    ),
     "an event of another game": (
         "porrinha",
         [started("porrinha", 2), PenguinMoved(seat=0, source=(0, 0), target=(1, 1))],
-        "is not an event of a porrinha match",
+        "is not an event of a Porrinha match [match.wrong_game]",
     ),
     "what only a view shows": ("porrinha", [started("porrinha", 2), HandHidden(seat=0)], "what a view shows"),
     "a duplicated key": (
