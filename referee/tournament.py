@@ -551,8 +551,17 @@ class _Writer:
                     merged[match_id][1].extend(drafts)
                 else:
                     merged[match_id] = (match_id, list(drafts), first)
-            self.pending, self.pending_events = [], 0
-            self.events += self._write(list(merged.values()))
+            taken = self.pending
+            self.pending, self.pending_events = [], 0  # (a refusal queues its match's end here)
+            try:
+                self.events += self._write(list(merged.values()))
+            except BaseException:
+                # Kept to send again (a re-sent event is a no-op), but for what the judge refused:
+                # the stop's last flush tries once more.
+                kept = [entry for entry in taken if entry[0] not in self.refused]
+                self.pending = kept + self.pending
+                self.pending_events = sum(len(events) for _, events, _ in self.pending)
+                raise
         if self.figures:
             self.store.put_figures([f for f in self.figures if f.match_id not in self.refused])
         self.figures = []
