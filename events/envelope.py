@@ -45,15 +45,40 @@ def uuid7_text() -> str:
 
 
 def uuid7_texts(count: int) -> list[str]:
-    """`count` new UUIDv7s as text, in order, for one lock and one read of the random source."""
-    return [_text(value) for value in _uuid7_ints(count)]
+    """`count` new UUIDv7s as text, in order, for one lock and one read of the random source.
 
-
-def _uuid7_ints(count: int) -> list[int]:
-    """`count` new UUIDv7s (as ints) in order: one lock, one read of the random source."""
-    global _uuid7_last
+    The ids `_uuid7_ints` makes, written without an int of 128 bits each: the time's part once a
+    millisecond, then each id's counter and its 62 random bits."""
     if count <= 0:
         return []
+    entropy, ms, counter = _uuid7_start(count)
+    digits = entropy[: 8 * count].hex()  # 16 an id: its variant's nibble, then its 60 random bits
+    texts: list[str] = []
+    numbers, variant = _COUNTER_TEXT, _VARIANT
+    done = 0
+    while done < count:
+        run = min(_COUNTS - counter, count - done)
+        prefix = f"{ms >> 16 & 0xFFFFFFFF:08x}-{ms & 0xFFFF:04x}-7"
+        texts.extend(
+            f"{prefix}{numbers[number]}-{variant[digits[at]]}{digits[at + 1 : at + 4]}-{digits[at + 4 : at + 16]}"
+            for number, at in zip(range(counter, counter + run), range(16 * done, 16 * (done + run), 16), strict=True)
+        )
+        done += run
+        ms, counter = ms + 1, 0
+    return texts
+
+
+#: Ids a millisecond holds (12 bits of counter) before the next ones take the next millisecond.
+_COUNTS = 0x1000
+_COUNTER_TEXT = [f"{number:03x}" for number in range(_COUNTS)]
+#: A random nibble's hex digit as the first of the variant's group: 0b10 then its last two bits.
+_VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
+
+
+def _uuid7_start(count: int) -> tuple[bytes, int, int]:
+    """Random bytes (8 an id, and one more) and the (unix ms, counter) of the first of `count` new
+    ids; the k-th has the counter after it, moving on to the next ms past 0xFFF (counter 0)."""
+    global _uuid7_last
     size = 8 * count + 1
     entropy = _random_bytes(size) if size <= 256 else os.urandom(size)
     with _uuid7_lock:
@@ -63,22 +88,24 @@ def _uuid7_ints(count: int) -> list[int]:
             ms, counter = last_ms, counter + 1
         else:
             counter = entropy[-1] << 2 & 0x3FF  # room to count up within the ms
-        stamps = []
-        for _ in range(count):
-            if counter > 0xFFF:
-                ms, counter = ms + 1, 0
-            stamps.append((ms, counter))
-            counter += 1
-        _uuid7_last = stamps[-1]
+        ms, counter = ms + counter // _COUNTS, counter % _COUNTS
+        last = counter + count - 1
+        _uuid7_last = (ms + last // _COUNTS, last % _COUNTS)
+    return entropy, ms, counter
+
+
+def _uuid7_ints(count: int) -> list[int]:
+    """`count` new UUIDv7s (as ints) in order: one lock, one read of the random source."""
+    if count <= 0:
+        return []
+    entropy, ms, counter = _uuid7_start(count)
     mask = (1 << 62) - 1
-    return [
-        (ms & ((1 << 48) - 1)) << 80
-        | 0x7 << 76
-        | counter << 64
-        | 0b10 << 62
-        | int.from_bytes(entropy[8 * i : 8 * i + 8], "big") & mask
-        for i, (ms, counter) in enumerate(stamps)
-    ]
+    made = []
+    for i in range(count):
+        at, number = ms + (counter + i) // _COUNTS, (counter + i) % _COUNTS
+        rand = int.from_bytes(entropy[8 * i : 8 * i + 8], "big") & mask
+        made.append((at & ((1 << 48) - 1)) << 80 | 0x7 << 76 | number << 64 | 0b10 << 62 | rand)
+    return made
 
 
 def _text(value: int) -> str:
