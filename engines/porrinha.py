@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Annotated, Literal
 
@@ -266,6 +267,34 @@ class Porrinha:
             case MatchStarted() | ActionsUndone():
                 raise ValueError(f"{event.tag} is handled by replay, not by the engine")
         raise ValueError(f"Porrinha cannot apply {event.tag}")
+
+    def apply_all(self, state: PorrinhaState, events: Sequence[Event]) -> PorrinhaState:
+        """`apply` of each event in turn, without a state per event: hands and guesses go into
+        lists, and the table is made again only where a guess may settle the round and where an
+        event other than a hand or a guess is applied (by `apply`, as ever)."""
+        hands, guesses = list(state.hands), list(state.guesses)
+        players = len(hands)
+        held = False  # whether the lists hold what `state` does not yet
+        for event in events:
+            kind = type(event)
+            if kind is HandChosen and 0 <= event.seat < players:
+                hands[event.seat] = event.hand
+                held = True
+            elif kind is GuessMade and 0 <= event.seat < players:
+                guesses[event.seat] = event.guess
+                if PENDING_GUESS in guesses:  # the round is not complete: nothing settles
+                    held = True
+                    continue
+                state = _settle_if_complete(msgspec.structs.replace(state, hands=tuple(hands), guesses=tuple(guesses)))
+                hands, guesses, held = list(state.hands), list(state.guesses), False
+            else:
+                if held:
+                    state = msgspec.structs.replace(state, hands=tuple(hands), guesses=tuple(guesses))
+                state = self.apply(state, event)
+                hands, guesses, held = list(state.hands), list(state.guesses), False
+        if held:
+            state = msgspec.structs.replace(state, hands=tuple(hands), guesses=tuple(guesses))
+        return state
 
     # -- reading a state ---------------------------------------------------------------------
 
