@@ -501,37 +501,42 @@ def _put(values: tuple, index: int, value: object) -> tuple:
 
 
 def _settle_if_complete(state: PorrinhaState) -> PorrinhaState:
-    """Settle the round once every active player has a hand and a guess."""
-    if PENDING_GUESS in state.guesses:  # only an active seat can still owe a guess: not yet (the usual case)
+    """Settle the round once every active player has a hand and a guess (one new table: this runs
+    at the end of every round of every fold)."""
+    guesses = state.guesses
+    if PENDING_GUESS in guesses:  # only an active seat can still owe a guess: not yet (the usual case)
         return state
-    active = state.active_seats
-    if len(active) < 2 or any(state.hands[s] is None or state.guesses[s] == PENDING_GUESS for s in active):
+    hands, out, removed = state.hands, state.out, state.removed
+    players = len(state.names)
+    active = [s for s in range(players) if s not in out and s not in removed]
+    if len(active) < 2 or any(hands[s] is None for s in active):  # (no guess is pending: see above)
         return state
-    total = sum(state.hands[s] or 0 for s in active)
-    winner = next((s for s in active if state.guesses[s] == total), -1)
-    chopsticks, out = state.chopsticks, state.out
+    total = sum(hands[s] or 0 for s in active)
+    winner = next((s for s in active if guesses[s] == total), -1)
+    chopsticks = state.chopsticks
     if winner >= 0:
         chopsticks = _put(chopsticks, winner, chopsticks[winner] - 1)
         if chopsticks[winner] == 0:
             out = (*out, winner)
-    settled = msgspec.structs.replace(state, chopsticks=chopsticks, out=out)
+    playing = [s not in out and s not in removed for s in range(players)]  # after the round
     # The right guesser starts the next round; if it left, or nobody was right, the next active player does.
-    if winner >= 0 and settled.active(winner):
+    if winner >= 0 and playing[winner]:
         first = winner
     else:
         after = winner if winner >= 0 else state.first_guesser
-        n = state.players
-        first = next(((after + i) % n for i in range(1, n + 1) if settled.active((after + i) % n)), after)
+        first = next(((after + i) % players for i in range(1, players + 1) if playing[(after + i) % players]), after)
     return msgspec.structs.replace(
-        settled,
+        state,
+        chopsticks=chopsticks,
+        out=out,
         round=state.round + 1,
         first_guesser=first,
-        last_hands=tuple(NO_HAND if h is None else h for h in state.hands),
-        last_guesses=state.guesses,
+        last_hands=tuple(NO_HAND if h is None else h for h in hands),
+        last_guesses=guesses,
         last_total=total,
         last_winner=winner,
-        hands=(None,) * state.players,
-        guesses=tuple(PENDING_GUESS if settled.active(s) else NOT_PLAYING for s in range(state.players)),
+        hands=(None,) * players,
+        guesses=tuple(PENDING_GUESS if p else NOT_PLAYING for p in playing),
     )
 
 

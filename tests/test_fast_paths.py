@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from uuid import UUID
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -275,3 +276,73 @@ def test_a_seq_past_the_end_is_refused_as_before(store: Store):
         state_at(store, match_id, 3)
     with pytest.raises(UsageError):
         state_at(store, match_id, len(log) + 5)
+
+
+def _settle_as_written_before(state):
+    """Porrinha's settlement as it was written before it made one table (the reference)."""
+    from matchlog.engines.porrinha import NO_HAND, NOT_PLAYING, PENDING_GUESS, _put
+
+    if PENDING_GUESS in state.guesses:
+        return state
+    active = state.active_seats
+    if len(active) < 2 or any(state.hands[s] is None or state.guesses[s] == PENDING_GUESS for s in active):
+        return state
+    total = sum(state.hands[s] or 0 for s in active)
+    winner = next((s for s in active if state.guesses[s] == total), -1)
+    chopsticks, out = state.chopsticks, state.out
+    if winner >= 0:
+        chopsticks = _put(chopsticks, winner, chopsticks[winner] - 1)
+        if chopsticks[winner] == 0:
+            out = (*out, winner)
+    settled = msgspec.structs.replace(state, chopsticks=chopsticks, out=out)
+    if winner >= 0 and settled.active(winner):
+        first = winner
+    else:
+        after = winner if winner >= 0 else state.first_guesser
+        n = state.players
+        first = next(((after + i) % n for i in range(1, n + 1) if settled.active((after + i) % n)), after)
+    return msgspec.structs.replace(
+        settled,
+        round=state.round + 1,
+        first_guesser=first,
+        last_hands=tuple(NO_HAND if h is None else h for h in state.hands),
+        last_guesses=state.guesses,
+        last_total=total,
+        last_winner=winner,
+        hands=(None,) * state.players,
+        guesses=tuple(PENDING_GUESS if settled.active(s) else NOT_PLAYING for s in range(state.players)),
+    )
+
+
+@given(st.integers(0, 10_000), st.integers(2, 5), st.lists(st.integers(0, 4), max_size=3))
+def test_porrinha_settles_every_round_as_it_did(seed: int, players: int, removals: list[int]):
+    from matchlog.engines import porrinha
+    from matchlog.events import PlayerRemoved
+
+    engine = get_engine("porrinha")
+    rng = random.Random(seed)
+    started = MatchStarted(
+        game="porrinha", options={"chopsticks": 2}, seats=tuple(Seat(f"p{i}", "random") for i in range(players))
+    )
+    state, log = engine.start(started), [started]
+    while engine.to_act(state) is not None and len(log) < 300:
+        if removals and rng.random() < 0.05:
+            event: Event = PlayerRemoved(seat=removals.pop() % players, code="test", reason="test")
+        else:
+            turn = engine.to_act(state)
+            assert turn is not None
+            event = rng.choice(engine.legal(state, turn.seat))
+        state = engine.apply(state, event)
+        log.append(event)
+    now = engine.start(started)
+    for event in log[1:]:
+        now = engine.apply(now, event)
+    original = porrinha._settle_if_complete
+    porrinha._settle_if_complete = _settle_as_written_before
+    try:
+        then = engine.start(started)
+        for event in log[1:]:
+            then = engine.apply(then, event)
+    finally:
+        porrinha._settle_if_complete = original
+    assert now == then == state
