@@ -192,7 +192,7 @@ def _truth(store: Store, match_id: UUID) -> list:
 )
 def test_every_step_from_memory_is_the_state_the_log_gives(seed, events, undos, asks, parts):
     log = _with_undos(seed, events, undos)
-    cuts = sorted({len(log) * k // parts for k in range(1, parts + 1)})
+    cuts = sorted({len(log) * k // parts for k in range(1, parts + 1)} - {0})
     with Store(":memory:") as store:
         match_id = uuid7()
         stored = 0
