@@ -67,10 +67,10 @@ __all__ = [
     "TournamentResult",
     "arrangements",
     "cores",
-    "ctrl_c_deferred",
     "play_numbered",
     "ratings",
     "run_tournament",
+    "starting_processes",
 ]
 
 #: Events a worker gathers before sending them.
@@ -427,9 +427,9 @@ def _end(workers: Sequence[Any]) -> None:
 
 
 @contextlib.contextmanager
-def ctrl_c_deferred() -> Iterator[None]:
-    """Ctrl-C held back while the block runs and delivered as it ends. Start child processes inside
-    it: a KeyboardInterrupt between a child's start and the hand-over of its pickled arguments
+def starting_processes() -> Iterator[None]:
+    """Ctrl-C held back while child processes start, and delivered as the block ends (unlike
+    `match.ctrl_c_deferred`, which holds it only through a `held_ctrl_c` step): a KeyboardInterrupt between a child's start and the hand-over of its pickled arguments
     leaves it reading a pipe its parent closed (a traceback on the shared stderr). The press is
     recorded by a handler of our own, since Python runs handlers in the main thread whichever
     thread the kernel delivers to, and this thread blocks the signal too, so that the children
@@ -472,12 +472,12 @@ class _CtrlC:
 
     @contextlib.contextmanager
     def blocked(self) -> Iterator[None]:
-        """Ctrl-C held back for a moment (`ctrl_c_deferred`): processes started now inherit the
+        """Ctrl-C held back for a moment (`starting_processes`): processes started now inherit the
         block. A Ctrl-C meanwhile still counts, as the block ends."""
         if not self._installed:
             yield
             return
-        with ctrl_c_deferred():
+        with starting_processes():
             yield
 
     def __exit__(self, *exc_info: object) -> None:
