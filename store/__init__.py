@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from .catalogue import Appended, Figures, Finding, MatchInfo, SeatRow
     from .chain import GENESIS, chain_hash
     from .limits import DEFAULT_SQL_BYTES, DEFAULT_SQL_ROWS, DEFAULT_SQL_TIMEOUT
-    from .log import MatchCheck, Store, is_interrupt
+    from .log import Store, is_interrupt
+    from .transfer import MatchCheck
     from .writer import WalCheckpoints
 
 _WHERE = {
@@ -28,7 +29,7 @@ _WHERE = {
     "DEFAULT_SQL_BYTES": ".limits",
     "DEFAULT_SQL_ROWS": ".limits",
     "DEFAULT_SQL_TIMEOUT": ".limits",
-    "MatchCheck": ".log",
+    "MatchCheck": ".transfer",
     "Store": ".log",
     "is_interrupt": ".log",
     "WalCheckpoints": ".writer",

@@ -7,6 +7,7 @@ crash. `verify` checks each head against the chain, which is how a deleted last 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
@@ -15,11 +16,22 @@ from uuid import UUID
 import duckdb
 import msgspec
 
-from matchlog.events import ActionsUndone, Event, MatchEnded, MatchStarted, Outcome
+from matchlog.events import ActionsUndone, Event, MatchEnded, MatchStarted, Outcome, UnknownMatch
 
+from .handle import LogHandle
 from .schema import MATCH_COLUMNS
 
-__all__ = ["Appended", "ChainWords", "Figures", "Finding", "MatchInfo", "SeatRow", "chain_findings", "select_matches"]
+__all__ = [
+    "Appended",
+    "CatalogueReads",
+    "ChainWords",
+    "Figures",
+    "Finding",
+    "MatchInfo",
+    "SeatRow",
+    "chain_findings",
+    "select_matches",
+]
 
 _EPOCH = datetime(1970, 1, 1)
 
@@ -280,3 +292,109 @@ def select_matches(con: duckdb.DuckDBPyConnection, where: str = "", params: Sequ
     """Catalogue rows matching a WHERE clause."""
     rows = con.execute(f"SELECT {_MATCH_SELECT} FROM matches {where}", list(params)).fetchall()
     return [MatchInfo.from_row(row) for row in rows]
+
+
+#: The largest LIMIT or OFFSET DuckDB takes.
+_MAX_ROWS = 2**62
+
+
+class CatalogueReads(LogHandle):
+    """The catalogue of a `Store` (mixed into it): its rows as this process knows them, and figures."""
+
+    def match(self, match_id: UUID | str) -> MatchInfo:
+        """The catalogue row of one match (a unique id prefix will do).
+
+        Raises:
+            UnknownMatch: no such match.
+        """
+        resolved = match_id if isinstance(match_id, UUID) else self.resolve(match_id)
+        # The writer may write the row to its table (and forget it) between our query and our look
+        # in its memory: what memory held before the query is as fresh as anything acknowledged then.
+        earlier = self._writer.fresh(resolved) if self._writer is not None else None
+        found = self._fresh(select_matches(self._read(), "WHERE match_id = ?", [resolved]))
+        if not found:
+            if earlier is not None:
+                return earlier
+            raise UnknownMatch(f"no match {resolved} in {self.path}")
+        if earlier is not None and earlier.last_seq > found[0].last_seq:
+            return earlier
+        return found[0]
+
+    def info(self, match_id: UUID | str) -> MatchInfo:
+        """`match` under the name the `Log` interface gives it (code that records or reads through
+        either, such as the referee, calls this one).
+
+        Raises:
+            UnknownMatch: no such match.
+        """
+        return self.match(match_id)
+
+    def _fresh(self, infos: list[MatchInfo]) -> list[MatchInfo]:
+        """Catalogue rows as this process knows them (its writer may hold newer ones in memory)."""
+        if self._writer is None:
+            return infos
+        return [self._writer.fresh(info.match_id) or info for info in infos]
+
+    def matches(
+        self,
+        *,
+        game: str | None = None,
+        status: str | None = None,
+        player: str | None = None,
+        since: datetime | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[MatchInfo]:
+        """Catalogue rows, newest first: of one game, status, player (a seat's name or strategy), or
+        started at or after `since` (UTC); `limit` and `offset` page through them."""
+        self.sync()  # the filters read the table, which may lag what this process has committed
+        clauses: list[str] = []
+        params: list[Any] = []
+        if game is not None:
+            clauses.append("game = ?")
+            params.append(game)
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status)
+        if player is not None:
+            clauses.append("(list_contains(players, ?) OR list_contains(strategies, ?))")
+            params += [player, player]
+        if since is not None:
+            clauses.append("created_at >= ?")
+            params.append(since)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        # A limit beyond what the log could hold is no limit (DuckDB takes at most a BIGINT).
+        tail = f" LIMIT {int(limit)}" if limit is not None and limit < _MAX_ROWS else ""
+        if offset:
+            tail += f" OFFSET {min(int(offset), _MAX_ROWS)}"
+        return self._fresh(
+            select_matches(self._read(), f"{where} ORDER BY created_at DESC, match_id DESC{tail}", params)
+        )
+
+    def resolve(self, match_id: UUID | str) -> UUID:
+        """The full id of a match given its id or a unique prefix of it.
+
+        Raises:
+            UnknownMatch: no match, or more than one, has that prefix.
+        """
+        if isinstance(match_id, UUID):
+            found = self._read().execute("SELECT match_id FROM matches WHERE match_id = ?", [match_id]).fetchall()
+            if not found:
+                raise UnknownMatch(f"no match {match_id} in {self.path}")
+            return match_id
+        text = str(match_id).strip().lower()
+        if not re.fullmatch(r"[0-9a-f-]{1,36}", text):
+            raise UnknownMatch(f"{match_id!r} is not a match id (hex digits and dashes)")
+        found = (
+            self._read()
+            .execute(
+                "SELECT match_id FROM matches WHERE match_id::VARCHAR LIKE ? ORDER BY match_id LIMIT 2",
+                [text + "%"],
+            )
+            .fetchall()
+        )
+        if not found:
+            raise UnknownMatch(f"no match {text} in {self.path}")
+        if len(found) > 1:
+            raise UnknownMatch(f"{text} is the start of more than one match id; give more of it")
+        return found[0][0]

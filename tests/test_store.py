@@ -31,7 +31,7 @@ from matchlog.events import (
     uuid7,
 )
 from matchlog.store import GENESIS, Store, chain_hash
-from matchlog.store import log as log_module
+from matchlog.store import catalogue as catalogue_module
 
 from .conftest import play
 
@@ -152,14 +152,14 @@ def test_a_read_sees_every_acknowledged_append_while_the_catalogue_is_flushed(
     (and forget it) between a reader's query and the reader's look in that memory. Made to happen
     every time here; the reader must still see the acknowledged head (it once saw the row before)."""
     match_id = new_match(file_store, events=0)
-    real = log_module.select_matches
+    real = catalogue_module.select_matches
 
     def query_then_flush(*args: object, **kwargs: object) -> list:
         rows = real(*args, **kwargs)
         file_store.sync()  # the writer flushes right after the reader's query
         return rows
 
-    monkeypatch.setattr(log_module, "select_matches", query_then_flush)
+    monkeypatch.setattr(catalogue_module, "select_matches", query_then_flush)
     for seq in range(1, 4):
         acked = file_store.append(match_id, [HandChosen(seat=seq % 2, hand=1)], seq).last_seq
         assert file_store.match(match_id).last_seq == acked
