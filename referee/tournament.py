@@ -429,12 +429,12 @@ def _end(workers: Sequence[Any]) -> None:
 @contextlib.contextmanager
 def starting_processes() -> Iterator[None]:
     """Ctrl-C held back while child processes start, and delivered as the block ends (unlike
-    `match.ctrl_c_deferred`, which holds it only through a `held_ctrl_c` step): a KeyboardInterrupt between a child's start and the hand-over of its pickled arguments
-    leaves it reading a pipe its parent closed (a traceback on the shared stderr). The press is
-    recorded by a handler of our own, since Python runs handlers in the main thread whichever
-    thread the kernel delivers to, and this thread blocks the signal too, so that the children
-    started meanwhile inherit the block: a terminal's Ctrl-C to the whole group cannot kill one
-    that is still importing either."""
+    `match.ctrl_c_deferred`, which holds it only through a `held_ctrl_c` step). A KeyboardInterrupt
+    between a child's start and the hand-over of its pickled arguments leaves it reading a pipe its
+    parent closed (a traceback on the shared stderr). The press is recorded by a handler of our
+    own, since Python runs handlers in the main thread whichever thread the kernel delivers to,
+    and this thread blocks the signal too, so that the children started meanwhile inherit the
+    block: a terminal's Ctrl-C to the whole group cannot kill one that is still importing either."""
     pressed: list[int] = []
     try:
         previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
