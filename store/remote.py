@@ -168,9 +168,13 @@ class _Front:
                 kind = message[0]
                 try:
                     if kind == "call":
-                        _, number, handle, name, args, kwargs = message
+                        _, number, handle, name, args, kwargs, nested = message
                         if name in _IN_ORDER:
                             self.run(number, handle, name, args, kwargs)
+                        elif nested:  # made by a callback a call of this pool waits for: never queued behind it
+                            threading.Thread(
+                                target=self.run, args=(number, handle, name, args, kwargs), daemon=True
+                            ).start()
                         else:
                             self.server.pool.submit(self.run, number, handle, name, args, kwargs)
                     elif kind == "next":
@@ -269,7 +273,7 @@ class StoreServer:
     """Serves `store` to the fronts that connect to `address` (a Unix socket path) with `key`, and
     announces every commit to each of them before it is acknowledged."""
 
-    def __init__(self, store: Any, address: str, key: bytes, *, workers: int = 8) -> None:
+    def __init__(self, store: Any, address: str, key: bytes, *, workers: int = 32) -> None:
         self.store = store
         self.address = address
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="matchlog-store-call")
@@ -368,7 +372,7 @@ class RemoteStore:
         self._listeners: list[Callable[[list[tuple[Any, int]]], None]] = []
         self._lost: StoreError | None = None
         self._hearing = True  # (False once the notices' connection has closed)
-        self._callers = ThreadPoolExecutor(16, thread_name_prefix="matchlog-store-callback")
+        self._this_thread = threading.local()
         threading.Thread(target=self._receive, name="matchlog-store-answers", daemon=True).start()
         threading.Thread(target=self._listen, name="matchlog-store-notices", daemon=True).start()
         fixed = self._call("fixed", (), {}, handle=-1)
@@ -392,7 +396,9 @@ class RemoteStore:
                     else:
                         waiting.set_exception(_rebuilt(message[3]))
             elif message[0] == "callback":
-                self._callers.submit(self._call_back, *message[1:])
+                # A thread each: a callback may wait (an export's reader), and the owner's writer may
+                # be waiting for another (a signature).
+                threading.Thread(target=self._call_back, args=message[1:], daemon=True).start()
         self._lose()
 
     def _lose(self) -> None:
@@ -408,6 +414,7 @@ class RemoteStore:
             self._on_lost()
 
     def _call_back(self, number: int, callback: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self._this_thread.in_callback = True  # (its calls are nested in one the owner is making)
         try:
             answer = (True, self._callbacks[callback](*args, **kwargs))
         except BaseException as error:
@@ -445,7 +452,8 @@ class RemoteStore:
 
         sent_args = None if args is None else tuple(map(portable, args))
         sent_kwargs = {k: portable(v) for k, v in kwargs.items()}
-        future = self._submit(("call", next(self._numbers), handle, name, sent_args, sent_kwargs))
+        nested = getattr(self._this_thread, "in_callback", False)
+        future = self._submit(("call", next(self._numbers), handle, name, sent_args, sent_kwargs, nested))
         if name in _FUTURES or (name == "put_figures" and kwargs.get("wait") is False):
             return future
         try:
@@ -542,7 +550,6 @@ class RemoteStore:
         for connection in (self._calls, self._notices):
             with contextlib.suppress(OSError):
                 connection.close()
-        self._callers.shutdown(wait=False)
 
     def __enter__(self) -> RemoteStore:
         return self

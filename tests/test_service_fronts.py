@@ -82,6 +82,31 @@ def test_a_commit_is_announced_to_every_front_before_it_is_acknowledged(
             server.close()
 
 
+def test_a_callbacks_own_calls_are_never_queued_behind_the_calls_waiting_for_it(tmp_path: Path):
+    """Receipts of matches ending at once: each front call to `checkpoint` waits in the owner for the
+    writer, which calls back the front's signer, which reads the latest checkpoint through the
+    owner. With the owner's calls all taken by waiting checkpoints, the signer's read must still be
+    answered (it once waited for a call of theirs to be free: the service hung)."""
+    with Store(tmp_path / "log.duckdb") as store:
+        server = StoreServer(store, str(tmp_path / "store.socket"), b"key", workers=2)
+        front = RemoteStore(server.address, b"key")
+
+        def sign(size: int, root: bytes) -> str:
+            front.checkpoints(limit=1)  # as replay/proofs.py's signer asks
+            return f"note {size} {root.hex()}"
+
+        pool = concurrent.futures.ThreadPoolExecutor(6)
+        try:
+            signing = [pool.submit(front.checkpoint, sign) for _ in range(6)]
+            done, _ = concurrent.futures.wait(signing, timeout=PATIENCE)
+            assert len(done) == 6, "checkpoints waited for one another's signers"
+            assert all(len(future.result()) == 4 for future in done)
+        finally:
+            front.close()  # (what still waits is answered store.closed)
+            server.close()
+            pool.shutdown()
+
+
 def test_no_front_answers_with_what_an_acknowledged_append_moved_past(served: Served):
     """Each event appended, then the match read on a new connection (any front may take it): the
     row has the event and the state's ETag has moved, every time."""
