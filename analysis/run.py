@@ -21,6 +21,7 @@ from uuid import UUID
 import msgspec
 
 from matchlog.events import MatchlogError, Record, UsageError
+from matchlog.referee.tournament import ctrl_c_deferred
 from matchlog.replay.annotations import Judged
 
 from . import make_analyser
@@ -152,8 +153,13 @@ class _Workers:
         ]
 
     def __enter__(self) -> _Workers:
-        for process in self.processes:
-            process.start()
+        try:
+            with ctrl_c_deferred():  # a Ctrl-C now waits until every worker has its arguments
+                for process in self.processes:
+                    process.start()
+        except BaseException:  # the Ctrl-C, delivered as the block ends: end the ones started
+            self.__exit__()
+            raise
         return self
 
     def judged(self, tasks: Sequence[Any]) -> Iterator[tuple[int, list[Any]]]:
@@ -182,10 +188,11 @@ class _Workers:
             yield number, result
 
     def __exit__(self, *exc_info: object) -> None:
-        for process in self.processes:
+        started = [process for process in self.processes if process.pid is not None]
+        for process in started:
             if process.is_alive():
                 process.terminate()
-        for process in self.processes:
+        for process in started:
             process.join(5)
             if process.is_alive():
                 process.kill()

@@ -345,7 +345,14 @@ MAX_MEMORY = 1 << 20
 MAX_JOBS = 1_024
 
 Games = Annotated[int, typer.Option(min=1, max=MAX_GAMES, help="Games in the series (same players, same seats).")]
-Seed = Annotated[int | None, typer.Option(**SEEDS, help="Seed for chance and the built-in players' choices.")]
+Seed = Annotated[
+    int | None,
+    typer.Option(
+        **SEEDS,
+        help="Seed for chance and the built-in players' choices: reproducible, so not secret (a player that "
+        "guesses it knows the dice); leave it out where user players compete.",
+    ),
+]
 #: The longest a player may be given per call, in seconds (an hour: a longer wait is a hang).
 MAX_TIMEOUT = 3600.0
 TIMEOUT_HELP = "Seconds a user player may take per call."

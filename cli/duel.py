@@ -32,7 +32,7 @@ from .base import (
     reports_errors,
 )
 from .output import console, emit_json, error_line, errors, finding_dict
-from .play import InProcess, Memory
+from .play import InProcess, Memory, say_seeded
 from .tournament import _ray_pool
 
 
@@ -114,6 +114,7 @@ def duel(
         if not starts:
             raise UsageError(f"--positions {positions} holds no position", code="usage.positions")
     test = Sprt.parse(sprt) if sprt is not None else None
+    say_seeded(game, player, seed)
     if timeout is None:
         timeout = FISH_TIMEOUT if game == "fish" else DEFAULT_TIMEOUT
     from matchlog.referee.duel import run_duel

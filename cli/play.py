@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from matchlog.referee import MatchResult
 from matchlog.engines.porrinha import MAX_CHOPSTICKS
 from matchlog.referee.calls import DEFAULT_TIMEOUT
+from matchlog.referee.players import user_players
 from matchlog.referee.sandbox import Limits
 
 from .base import (
@@ -89,6 +90,16 @@ def say_unconfined(unconfined: bool) -> None:
         errors.out(
             "warning: players run unconfined (--unconfined): a user's player can read whatever this user "
             "can, the log included; the matches record that they were unconfined"
+        )
+
+
+def say_seeded(game: str, specs: Sequence[str], seed: int | None) -> None:
+    """Say aloud that a given --seed makes the chance knowable to the user players it would face."""
+    if seed is not None and user_players(game, specs):
+        errors.out(
+            f"warning: --seed {seed} makes every roll, shuffle and deal reproducible, and so knowable to a player "
+            "that guesses the seed (or works it out from its own seed=); leave --seed out where user players "
+            "compete: a fresh seed is drawn, committed and revealed at the end"
         )
 
 
@@ -326,6 +337,7 @@ def play_and_report(
     played: list[MatchResult] = []
     rulings: dict[Any, list[dict[str, Any]]] = {}
     say_unconfined(unconfined)
+    say_seeded(game, specs, seed)
 
     def report(result: MatchResult) -> None:
         played.append(result)
@@ -428,9 +440,11 @@ def resume_command(
     """
     say_unconfined(unconfined)
     with open_log(db, server) as log:
+        info = log.info(match)
+        say_seeded(info.game, player, seed)
         result = resume_and_report(
             log,
-            log.info(match).match_id,
+            info.match_id,
             player,
             seed=seed,
             timeout=timeout,

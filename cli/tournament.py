@@ -48,7 +48,7 @@ from .output import (
     short,
     short_spec,
 )
-from .play import InProcess, Memory, Unconfined, say_unconfined
+from .play import InProcess, Memory, Unconfined, say_seeded, say_unconfined
 from .rulings import print_series_rulings, series_rulings
 
 # -- tournaments -------------------------------------------------------------------------------
@@ -123,6 +123,7 @@ def tournament(
         timeout = FISH_TIMEOUT if game == "fish" else DEFAULT_TIMEOUT
     limits = Limits(memory=memory << 20, unconfined=unconfined)
     say_unconfined(unconfined)
+    say_seeded(game, player, seed)
     if knockout:
         from matchlog.referee.channel import close_players
 

@@ -195,6 +195,7 @@ class OpenSpiel:
                     game = _pyspiel().load_game(self.short_name, dict(params))
                 except Exception as error:  # pyspiel raises its own errors for bad parameters
                     raise UsageError(f"{self.spec.name}{_params_text(params)}: {error}", code="usage.options") from None
+                _check_size(f"{self.spec.name}{_params_text(params)}", game)
                 self._games[key] = game
             return game
 
@@ -471,6 +472,34 @@ class OpenSpielEncoding:
 #: Every game of the family counts the same figures: answers, rejections and actions, each over
 #: what its reader sees (another seat's action shows as that it acted, so it counts alike).
 FIGURES = declare_figures(shared_figures(hidden=True), {"actions": Derived.SEEN})
+
+
+#: The most moves and distinct actions a game may have: OpenSpiel bounds no parameter, and the judge
+#: lists a decision's legal actions and folds every move (every other game bounds its options too).
+MAX_MOVES = 100_000
+MAX_ACTIONS = 100_000
+
+
+def _check_size(name: str, game: Any) -> None:
+    """Refuse a game with parameters matchlog cannot judge or show.
+
+    Raises:
+        UsageError: more moves or actions than matchlog takes, or states OpenSpiel gives as bytes that
+            are not UTF-8 (its text of a board of more than 9 rows, say), as `usage.options`.
+    """
+    for what, count, most in (
+        ("moves", game.max_game_length(), MAX_MOVES),
+        ("distinct actions", game.num_distinct_actions(), MAX_ACTIONS),
+    ):
+        if count > most:
+            raise UsageError(f"{name} has up to {count:,} {what}, more than {most:,}", code="usage.options")
+    try:
+        str(game.new_initial_state())
+    except UnicodeDecodeError:
+        raise UsageError(
+            f"{name}: OpenSpiel gives its states as bytes that are not text (UTF-8) with these parameters",
+            code="usage.options",
+        ) from None
 
 
 def _params_text(params: dict[str, Any]) -> str:

@@ -42,7 +42,7 @@ from .backgammon import (
     ResignationOffered,
     RollChosen,
 )
-from .base import Event, Outcome, Seat, control_character
+from .base import Event, Outcome, Seat, control_character, seat_problem
 from .codec import canonical, current_version, decode, encode, event_type, json_schema, upcaster
 from .davinci import (
     GuessStopped,
@@ -209,6 +209,7 @@ __all__ = [
     "event_type",
     "json_schema",
     "now_us",
+    "seat_problem",
     "upcaster",
     "us_to_datetime",
     "uuid7",

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import msgspec
 
-__all__ = ["Event", "Outcome", "Seat", "control_character"]
+__all__ = ["NAME_MAX", "PLAYER_MAX", "Event", "Outcome", "Seat", "control_character", "seat_problem"]
 
 #: Characters a terminal may act on (escape sequences, bells, bidirectional overrides) or that
 #: break a line where none is expected: a name never holds one.
@@ -63,6 +63,26 @@ class Seat(msgspec.Struct, frozen=True, omit_defaults=True):
     name: str
     player: str
     unconfined: bool = False
+
+
+#: The longest seat name and player a match may name (characters): a table, a report or a rating
+#: prints them; the longest of a real player (a program's path and arguments) fits easily.
+NAME_MAX = 100
+PLAYER_MAX = 1000
+
+
+def seat_problem(seat: Seat) -> str | None:
+    """What is wrong with a seat a match names (an empty name, an overlong name or player, a control
+    character in either), or None when it may sit at a table."""
+    for what, text, longest in (("name", seat.name, NAME_MAX), ("player", seat.player, PLAYER_MAX)):
+        if what == "name" and not text.strip():
+            return "the name is empty"
+        if len(text) > longest:
+            return f"the {what} has {len(text)} characters, more than {longest}"
+        found = control_character(text)
+        if found is not None:
+            return f"the {what} holds a control character ({found})"
+    return None
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True):

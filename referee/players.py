@@ -30,6 +30,7 @@ __all__ = [
     "runs_unconfined",
     "seats_from_specs",
     "seats_taken_by",
+    "user_players",
 ]
 
 _NAME = re.compile(r"^(?P<name>[A-Za-z0-9_.#-]{1,40})=(?P<spec>.+)$")
@@ -57,6 +58,17 @@ def seats_from_specs(
         unconfined = runs_unconfined(game, spec, in_process=in_process, limits=limits)
         seats.append(Seat(name=base if used[base] == 1 else f"{base}#{used[base]}", player=spec, unconfined=unconfined))
     return seats
+
+
+def user_players(game: str, specs: Sequence[str]) -> list[str]:
+    """The specs among `specs` (each perhaps `NAME=SPEC`) that are user code, not built-in players."""
+    found = []
+    for given in specs:
+        named = _NAME.match(given.strip())
+        spec = named["spec"].strip() if named else given.strip()
+        if not is_builtin(game, spec):
+            found.append(spec)
+    return found
 
 
 def runs_unconfined(game: str, spec: str, *, in_process: bool = False, limits: Limits | None = None) -> bool:

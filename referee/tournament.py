@@ -59,6 +59,7 @@ __all__ = [
     "TournamentResult",
     "arrangements",
     "cores",
+    "ctrl_c_deferred",
     "play_numbered",
     "ratings",
     "run_tournament",
@@ -417,6 +418,32 @@ def _end(workers: Sequence[Any]) -> None:
 # -- the writer --------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def ctrl_c_deferred() -> Iterator[None]:
+    """Ctrl-C held back while the block runs and delivered as it ends. Start child processes inside
+    it: a KeyboardInterrupt between a child's start and the hand-over of its pickled arguments
+    leaves it reading a pipe its parent closed (a traceback on the shared stderr). The press is
+    recorded by a handler of our own, since Python runs handlers in the main thread whichever
+    thread the kernel delivers to, and this thread blocks the signal too, so that the children
+    started meanwhile inherit the block: a terminal's Ctrl-C to the whole group cannot kill one
+    that is still importing either."""
+    pressed: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+        installed = True
+    except ValueError:  # not the main thread: Python delivers Ctrl-C elsewhere anyway
+        previous, installed = None, False
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if installed:
+            signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+            if pressed:
+                signal.raise_signal(signal.SIGINT)  # to whatever handled it before: once
+
+
 class _CtrlC:
     """Ctrl-C as a flag the tournament loop checks, not an exception: a KeyboardInterrupt raised
     at an arbitrary point could land in the middle of reading a worker's message from the queue
@@ -437,18 +464,13 @@ class _CtrlC:
 
     @contextlib.contextmanager
     def blocked(self) -> Iterator[None]:
-        """Ctrl-C held back from this thread for a moment: processes started now inherit the block
-        (a terminal's Ctrl-C goes to the whole process group, and a worker still importing would
-        die with a traceback). Here a Ctrl-C meanwhile still counts: another thread takes the
-        signal, or it waits until the block is lifted."""
+        """Ctrl-C held back for a moment (`ctrl_c_deferred`): processes started now inherit the
+        block. A Ctrl-C meanwhile still counts, as the block ends."""
         if not self._installed:
             yield
             return
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
+        with ctrl_c_deferred():
             yield
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     def __exit__(self, *exc_info: object) -> None:
         if self._installed:

@@ -24,6 +24,7 @@ the best choice's fish the choice made keeps.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
@@ -61,12 +62,22 @@ __all__ = [
     "latest_analysis",
     "match_analysis",
     "prove_annotation",
+    "seat_author",
     "seen_annotations",
     "summaries",
 ]
 
 #: The longest comment a log keeps.
 MAX_COMMENT = 10_000
+#: How a seat that annotates through its token is named as the author.
+_SEAT_AUTHOR = re.compile(r"seat \d+")
+
+
+def seat_author(seat: int) -> str:
+    """The author a seat's own comments are written as."""
+    return f"seat {seat}"
+
+
 #: `as_seat` for a spectator.
 _SPECTATOR = -1
 #: Analyses (the rest are people's words).
@@ -294,6 +305,7 @@ def comment(
     Raises:
         UsageError: no such seq or seat, an empty, overlong or control-character text, or a mark
             that is not one of !!, !, !?, ?!, ?, ??.
+        Forbidden: a ruling by a seat (`auth.ruling`): a ruling is the arbiter's.
     """
     last = info.last_seq if last_seq is None else last_seq
     if not 0 <= seq <= last:
@@ -307,6 +319,8 @@ def comment(
         raise UsageError(f"a comment holds a control character ({found})", code="usage.comment")
     if mark is not None and mark not in COMMENT_MARKS:
         raise UsageError(f"a mark is one of {' '.join(COMMENT_MARKS)}, not {mark!r}", code="usage.mark")
+    if ruling and _SEAT_AUTHOR.fullmatch(author):
+        raise Forbidden(f"a ruling is the arbiter's word; {author} may comment on its own answers", code="auth.ruling")
     note: Note = Comment(text=text, mark=mark, ruling=ruling)
     return NewAnnotation(match_id=info.match_id, seq=seq, author=author, note=note, seat=seat)
 

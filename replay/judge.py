@@ -78,6 +78,7 @@ from matchlog.events import (
     PlayerRemoved,
     Record,
     UsageError,
+    seat_problem,
 )
 
 __all__ = ["NOT_A_LITERAL", "SEGMENT_EVENTS", "AuditFinding", "Judge", "Segment", "literal"]
@@ -177,13 +178,18 @@ class Judge:
         """A judge of the match `started` opens (by its game's engine, unless `engine` is given).
 
         Raises:
-            UsageError: the game is not one this matchlog knows, or is not played by that many.
+            UsageError: the game is not one this matchlog knows, or is not played by that many, or a
+                seat's name or player is one no table takes (`usage.seat_name`).
             MatchlogError: the rules cannot set the table up as described (options, a position).
         """
         self.match_id = str(match_id)
         self.engine: Engine[Any] = engine if engine is not None else get_engine(started.game)
         self.seats = len(started.seats)
         self.engine.spec.check_players(self.seats)
+        for seat, sitting in enumerate(started.seats):  # the one rule for a seat, whoever writes it
+            problem = seat_problem(sitting)
+            if problem is not None:
+                raise UsageError(f"seat {seat}: {problem}", code="usage.seat_name")
         #: The effective history: (seq, state after it, the seat that answered it or None); an undo
         #: pops it. Segment events are not on it (no undo takes one back).
         self.stack: list[tuple[int, Any, int | None]] = [(0, self.engine.start(started), None)]

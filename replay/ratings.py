@@ -37,7 +37,6 @@ abandoned ones do not.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 from collections import OrderedDict, defaultdict
@@ -219,7 +218,7 @@ def _rate_game(game: str, ended: Sequence[Result], label: Any, anchor: str | Non
         who = [label(game, seat.name, seat.player) for seat in seats]
         places = result.outcome.places
         if len(set(who)) != len(who) or len(places) != len(who):
-            skipped += 1  # one player at two seats (an alias): no rating can say who won
+            skipped += 1  # one player at two seats (an alias), or places not one per seat: no rating can say who won
             continue
         counted += 1
         for player, seat in zip(who, seats, strict=True):
@@ -357,12 +356,6 @@ class RatingCache:
         """What a table answers, as a key: its game and filters, in one canonical form."""
         when = None if since is None else since.isoformat()
         return (game, when, series, tuple(players), tuple(sorted((aliases or {}).items())), anchor)
-
-    @staticmethod
-    def tag(head: LogHead, question: tuple[Any, ...]) -> str:
-        """The entity tag (quoted, for an ETag header) of the table `question` has at `head`."""
-        asked = msgspec.json.encode([head.leaf, head.hash, list(question)])
-        return f'"{head.leaf}-{hashlib.sha256(asked).hexdigest()[:32]}"'
 
     def table(self, store: Any, head: LogHead, question: tuple[Any, ...]) -> RatingTable:
         """The table `question` has at `head` (which must be a head of `store`'s log), computed

@@ -24,12 +24,16 @@ from litestar import Response, get, post
 from litestar.params import Parameter
 
 from matchlog.events import Forbidden, UsageError
-from matchlog.replay.annotations import Annotation, Judged, MatchAnalysis
+from matchlog.replay.annotations import Annotation, Judged, MatchAnalysis, seat_author
 
 from .auth import Access
 from .core import Service, route
 
 __all__ = ["ROUTES"]
+
+
+#: The most comments a seat's token writes on one match (the admin's are not counted).
+SEAT_COMMENTS = 100
 
 
 class CommentRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -100,7 +104,11 @@ def annotate_match(match_id: str, data: CommentRequest, service: Service, access
             raise Forbidden(said, code="auth.write")
         if seat is not None and seat != own:
             raise Forbidden(f"seat {own} writes into its own view, not seat {seat}'s", code="auth.write")
-        seat, author = own, f"seat {own}"
+        seat, author = own, seat_author(own)
+        written = sum(1 for a in service.log.store.annotations([resolved]) if a.author == author)
+        if written >= SEAT_COMMENTS:  # each is a leaf of the log's tree: a token may not grow it without end
+            said = f"{author} has written {written} comments on match {resolved}, the most a seat may"
+            raise Forbidden(said, code="auth.quota")
     written = service.log.annotate(
         resolved, data.seq, data.text, mark=data.mark, ruling=data.ruling, seat=seat, author=author
     )

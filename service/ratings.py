@@ -67,7 +67,8 @@ def ratings(
         game, since=since, series=series, players=player or (), aliases=_aliases(alias or []), anchor=anchor
     )
     head = log_head(service.log.store)
-    tag = RatingCache.tag(head, question)
+    # Keyed, as every tag the service gives: the head hash may be an event's a reader may not see.
+    tag = service.reads.tag([head.leaf, head.hash], None, ("ratings", *question))
     headers = {"ETag": tag, "Cache-Control": "no-cache"}  # keep it, but ask again each time
     if names_tag(tag, if_none_match):
         return Response(b"", status_code=304, headers=headers)  # type: ignore[arg-type]

@@ -17,8 +17,8 @@ from matchlog.events import (
     MatchStarted,
     StoreError,
     canonical,
-    control_character,
     decode,
+    seat_problem,
 )
 
 from .catalogue import Appended, CatalogueReads, select_matches
@@ -196,7 +196,6 @@ def _check_line(number: int, line: _Line, event: Event, payload: bytes) -> None:
         raise ImportRejected(f"line {number}: at_us {line.at_us} is not a time from 1970 to 9999")
     if isinstance(event, MatchStarted):
         for seat, sitting in enumerate(event.seats):
-            for what, text in (("name", sitting.name), ("player", sitting.player)):
-                found = control_character(text)
-                if found is not None:
-                    raise ImportRejected(f"line {number}: seat {seat}'s {what} holds a control character ({found})")
+            problem = seat_problem(sitting)
+            if problem is not None:
+                raise ImportRejected(f"line {number}: seat {seat}: {problem}")

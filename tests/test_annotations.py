@@ -458,6 +458,25 @@ def test_annotations_through_the_service_a_view_and_a_seat_writes_only_about_its
                 f"/api/matches/{porrinha}/annotations", json=body, headers=served.headers(tokens["seats"][0])
             )
             assert made.status_code == 201 and made.json()["seat"] == 0 and made.json()["author"] == "seat 0"
+            # A ruling is the arbiter's word, even on the seat's own answer (a seat once wrote one).
+            forged = {"seq": own, "text": "ruling: seat 1 is disqualified", "ruling": True}
+            refused = http.post(
+                f"/api/matches/{porrinha}/annotations", json=forged, headers=served.headers(tokens["seats"][0])
+            )
+            assert refused.status_code == 403 and refused.json()["code"] == "auth.ruling", refused.text
+            # Each comment is a leaf of the log's tree: a seat writes a bounded number on one match.
+            from matchlog.service.annotations import SEAT_COMMENTS
+
+            for number in range(1, SEAT_COMMENTS):
+                more = {"seq": own, "text": f"note {number}"}
+                written = http.post(
+                    f"/api/matches/{porrinha}/annotations", json=more, headers=served.headers(tokens["seats"][0])
+                )
+                assert written.status_code == 201, written.text
+            written = http.post(
+                f"/api/matches/{porrinha}/annotations", json=more, headers=served.headers(tokens["seats"][0])
+            )
+            assert written.status_code == 403 and written.json()["code"] == "auth.quota", written.text
             body = {"seq": other, "text": "theirs"}
             refused = http.post(
                 f"/api/matches/{porrinha}/annotations", json=body, headers=served.headers(tokens["seats"][0])
@@ -496,7 +515,7 @@ def test_annotations_through_the_service_a_view_and_a_seat_writes_only_about_its
             )
             assert http.get("/api/annotations/export").status_code == 403
             exported = http.get("/api/annotations/export", headers=served.headers()).text.splitlines()
-            assert len(exported) == total + 2, "every annotation, the two written here too"
+            assert len(exported) == total + SEAT_COMMENTS + 1, "every annotation, the seat's and the ruling here too"
     finally:
         served.stop()
     with FileLog(served.db) as log:
@@ -575,6 +594,39 @@ def test_ctrl_c_stops_analyse_all_cleanly_and_the_next_run_analyses_the_rest_onc
         runs = log.store.query("SELECT match_id, count(DISTINCT recorded_at) FROM annotations GROUP BY match_id")
     assert len(runs) == 120 and {count for _, count in runs} == {1}, "every match analysed, once"
     assert sum(1 for o in said if o["skipped"] == "analysed") + sum(1 for o in said if o["written"]) == 120
+
+
+def test_a_ctrl_c_while_analyse_starts_its_workers_waits_for_them_and_then_ends_every_one(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """The race CI met: a Ctrl-C between a worker's start and the hand-over of its arguments left it
+    reading a closed pipe (a traceback), and one arriving before the last start left the ones started
+    running. Here it arrives, every time, just before the second worker starts."""
+    import os
+    import signal
+
+    from matchlog.analysis.run import _Workers
+
+    workers = _Workers(2)
+    process_type = type(workers.processes[0])
+    start, starts = process_type.start, []
+
+    def pressed_then_start(process: object) -> None:
+        starts.append(process)
+        if len(starts) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        start(process)
+
+    monkeypatch.setattr(process_type, "start", pressed_then_start)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt), workers:
+            pytest.fail("the block ran: the Ctrl-C was lost")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert [process.pid is not None for process in workers.processes] == [True, True], "both were started"
+    assert not [process for process in workers.processes if process.is_alive()], "and both have ended"
+    assert all(process.exitcode is not None for process in workers.processes)
 
 
 def _state(pid: int) -> str:

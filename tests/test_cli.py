@@ -285,7 +285,7 @@ class FirstMove:
 def test_play_backgammon_with_a_user_class_and_show_the_board(db: str, tmp_path: Path):
     player = tmp_path / "bg_player.py"
     player.write_text(BACKGAMMON_PLAYER)
-    out, _ = invoke(
+    out, err = invoke(
         "play",
         "backgammon",
         "-p",
@@ -304,6 +304,10 @@ def test_play_backgammon_with_a_user_class_and_show_the_board(db: str, tmp_path:
     )
     report = json.loads(out)
     assert [s["name"] for s in report["seats"]] == ["FirstMove", "heuristic"]
+    # The seed is said to be no secret from the user's player it was given with; not with built-ins.
+    assert "warning: --seed 3 makes every roll, shuffle and deal reproducible" in err, err
+    _, quiet = invoke("play", "backgammon", "-p", "heuristic", "-p", "random", "--seed", "3", "-q", "--db", db)
+    assert "warning" not in quiet
     match_id = report["matches"][0]["match_id"]
     shown, _ = invoke("show", match_id, "--at", "4", "--db", db)
     assert "Backgammon (pygammon rules)" in shown and "bar: X" in shown

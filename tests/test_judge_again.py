@@ -563,6 +563,42 @@ def test_porrinhas_chopsticks_are_bounded_wherever_a_match_starts(served: Served
     assert len(judge.engine.legal(judge.state, judge.engine.to_act(judge.state).seat)) == 2 * most + 1
 
 
+@pytest.mark.parametrize(
+    ("name", "player", "said"),
+    [
+        ("", "random", "the name is empty"),
+        ("x" * 101, "random", "the name has 101 characters, more than 100"),
+        ("x", "y" * 1001, "the player has 1001 characters, more than 1000"),
+        ("evil\u202egnp.exe", "random", "the name holds a control character (U+202E)"),
+        ("ok", "random\x1b[2J", "the player holds a control character (U+001B)"),
+    ],
+)
+def test_a_seat_no_table_takes_is_refused_wherever_a_match_starts(
+    served: Served, tmp_path: Path, name: str, player: str, said: str
+):
+    """One rule, in the judge: the service once let a bidirectional override through (it looked for
+    ASCII controls only), the Python API and the judge did not look at all, and no name was bounded."""
+    import matchlog
+    from matchlog.events import MatchStarted, Seat, UsageError
+
+    bad = MatchStarted(game="porrinha", options={}, seats=(Seat("a", "random"), Seat(name, player)))
+    with pytest.raises(UsageError) as refused:
+        Judge(bad)
+    assert (refused.value.code, refused.value.message) == ("usage.seat_name", f"seat 1: {said}")
+    body = {"game": "porrinha", "seats": [{"name": "a", "player": "x"}, {"name": name, "player": player}]}
+    with httpx.Client(base_url=served.url, timeout=60) as client:
+        answer = client.post("/api/matches", json=body, headers=served.headers())
+        assert _code(answer) == (400, "usage.seat_name"), answer.text
+    with matchlog.open(tmp_path / "scratch.duckdb", mode="create") as log:
+        with pytest.raises(UsageError):
+            log.append(uuid7(), [bad], 0)
+        assert log.matches() == []
+    path = tmp_path / "named.jsonl"
+    path.write_bytes(forged("porrinha", [bad]))
+    _, err = cli("import", path, "--db", tmp_path / "log.duckdb", code=2)
+    assert err.strip() == f"error[store.import_rejected]: line 1: seat 1: {said}", err
+
+
 # -- item 6: a match whose chance the service draws goes on after a restart -----------------------
 
 

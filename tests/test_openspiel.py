@@ -145,6 +145,10 @@ def test_parameters_in_the_name_are_recorded_in_the_options_and_a_replay_loads_t
         ("openspiel:matrix_rps", "simultaneous moves"),
         ("openspiel:kuhn_poker(players)", "KEY=VALUE"),
         ("openspiel:kuhn_poker(players=1)", "openspiel:kuhn_poker"),
+        # OpenSpiel takes these, but its text of such a board is not UTF-8 (an internal error once).
+        ("openspiel:breakthrough(columns=8,rows=100)", "gives its states as bytes that are not text"),
+        ("openspiel:breakthrough(columns=100,rows=8)", "gives its states as bytes that are not text"),
+        ("openspiel:breakthrough(columns=300,rows=300)", "more than 100,000"),
     ],
 )
 def test_a_game_openspiel_cannot_give_us_is_a_clear_error(tmp_path: Path, name: str, fragment: str):

@@ -507,6 +507,7 @@ def _aggregates(server: Served, token: str | None, match_id: str | None, seat: i
         got["audit all"] = answer("/api/audit")
         got["verify"] = answer("/api/verify")
         got["export"] = answer("/api/export", as_seat=-1)
+        got["ratings"] = answer("/api/ratings")  # from ended matches' results only
         env = {"MATCHLOG_TOKEN": token} if token else {}
         listed = CliRunner().invoke(app, ["list", "--json", "--limit", "10000", "--server", server.url], env=env)
         got["cli list"] = (listed.exit_code, listed.stdout)
@@ -525,8 +526,8 @@ def _aggregates(server: Served, token: str | None, match_id: str | None, seat: i
 def test_nothing_aggregate_the_service_serves_depends_on_what_a_reader_may_not_know(tmp_path: Path):
     """Issue 22, item 5. Two logs, one holding matches as played and the other their twins
     (`twins.py`: the same but for what one reader may not know), are served side by side: the
-    statistics, frames, catalogue rows (the API's and the CLI's `list` and `show --json`, and the
-    one a seat's HTML export holds), audits, verification, exports and health each reader gets
+    statistics, frames, ratings, catalogue rows (the API's and the CLI's `list` and `show --json`, and
+    the one a seat's HTML export holds), audits, verification, exports and health each reader gets
     (anonymous, and each twin's own seat with its token) are the same from both."""
     from .conftest import start_server
     from .twins import played, stored, twins
