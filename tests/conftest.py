@@ -240,17 +240,19 @@ def filled_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-def serve_copy(filled: Path, folder: Path) -> Served:
-    """A server of its own over a copy of `filled`."""
+def serve_copy(filled: Path, folder: Path, *extra: str) -> Served:
+    """A server of its own over a copy of `filled` (`extra`: more options of `matchlog serve`)."""
     db = folder / "served.duckdb"
     shutil.copyfile(filled, db)
-    return start_server(db)
+    return start_server(db, *extra)
 
 
 @pytest.fixture(scope="session")
 def served(filled_log: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """One real server for the session, over a log with matches of every game (tests may add more)."""
-    server = serve_copy(filled_log, tmp_path_factory.mktemp("served"))
+    """One real server for the session, over a log with matches of every game (tests may add more),
+    serving from two front processes while a third keeps the log (`--fronts`): what every test of it
+    proves holds with several fronts; the servers tests start of their own have one process."""
+    server = serve_copy(filled_log, tmp_path_factory.mktemp("served"), "--fronts", "2")
     yield server
     server.stop()
 
