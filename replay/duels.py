@@ -18,6 +18,7 @@ from uuid import UUID
 import msgspec
 
 from matchlog.events import IllegalAction, Sprt, UnknownMatch, UsageError
+from matchlog.store.prefixes import unique_prefix
 
 from .pairs import DuelGame, PairSeed, chance_break, start_break
 from .results import Result, results
@@ -32,6 +33,7 @@ __all__ = [
     "game_score",
     "held_to_the_rule",
     "report_of",
+    "resolve_duel",
     "with_luck",
 ]
 
@@ -113,17 +115,28 @@ def game_score(result: Result, seat: int) -> float:
 
 
 def duel_report(store: Any, duel_id: str) -> DuelReport:
-    """The report of duel `duel_id` from the log behind `store`.
+    """The report of duel `duel_id` (its id, or a unique prefix of it) from the log behind `store`.
 
     Raises:
-        UnknownMatch: no match of the log belongs to that duel.
+        UnknownMatch: no duel of the log has that id or prefix, or more than one has that prefix.
         DecodeError: a stored event does not decode.
         IllegalAction: a game of the duel breaks the rule of its pairs (`held_to_the_rule`).
     """
-    head, found = results(store, duel=duel_id)
+    head, found = results(store, duel=resolve_duel(store, duel_id))
     if not found:
         raise UnknownMatch(f"no duel {duel_id} in this log")
     return with_luck(store, report_of(found, head))
+
+
+def resolve_duel(store: Any, duel_id: str) -> str:
+    """The full id of a duel given its id or a unique prefix of it, as a match's is taken.
+
+    Raises:
+        UnknownMatch: no duel, or more than one, has that prefix.
+    """
+    query = """SELECT DISTINCT payload ->> '$.duel.id' AS duel FROM events
+        WHERE type = 'match.started' AND seq = 0 AND duel LIKE ? ORDER BY duel LIMIT 2"""
+    return unique_prefix(duel_id, "duel", "this log", lambda like: store.query(query, [like]))
 
 
 def with_luck(store: Any, report: DuelReport) -> DuelReport:

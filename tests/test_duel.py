@@ -451,3 +451,23 @@ def test_a_duplicate_pair_shares_its_seats_randomness_so_a_player_against_itself
         for pair in report.pair_list:
             first, second = ([encode(r.event) for r in log.read(m)[2:]] for m in pair.matches)
             assert first == second  # the same game, the players swapped
+
+
+def test_a_duel_is_named_by_a_unique_prefix_of_its_id_as_a_match_is(tmp_path: Path) -> None:
+    db = tmp_path / "duels.duckdb"
+    with matchlog.open(db, write=True, mode="create") as log:
+        first = run_duel("porrinha", "random", "random", store=log, pairs=1, seed=3, jobs=1).duel_id
+        second = run_duel("porrinha", "random", "random", store=log, pairs=1, seed=4, jobs=1).duel_id
+    whole = invoke("duel-report", first, "--db", str(db), "--json")
+    shared = next(i for i, (a, b) in enumerate(zip(first, second, strict=True)) if a != b)
+    unique = first[: shared + 1]
+    assert invoke("duel-report", unique, "--db", str(db), "--json") == whole
+    assert json.loads(whole)["duel_id"] == first
+    for given, says in (
+        (first[:4], f"{first[:4]} is the start of more than one duel id; give more of it"),
+        ("ffff", "no duel ffff in"),
+        ("no-such-duel", "'no-such-duel' is not a duel id (hex digits and dashes)"),
+    ):
+        refused = runner.invoke(app, ["duel-report", given, "--db", str(db)])
+        assert refused.exit_code == 2 and "Traceback" not in refused.output, refused.output
+        assert refused.stderr.startswith(f"error[store.unknown_match]: {says}"), refused.stderr
