@@ -132,7 +132,7 @@ def test_a_pair_game_whose_seats_are_not_the_duels_rotated_is_named_by_audit(tmp
 
 
 def _play(table: tuple[Seat, ...], seed: int, tag: Duel, **written: object) -> object:
-    """A backgammon game of duel "forged" between heuristic and random, seated as `table`."""
+    """A backgammon game of duel FORGED between heuristic and random, seated as `table`."""
     from matchlog.events import Series
     from matchlog.referee import play_match
     from matchlog.referee.backgammon import HeuristicPlayer, RandomPlayer
@@ -143,17 +143,19 @@ def _play(table: tuple[Seat, ...], seed: int, tag: Duel, **written: object) -> o
         table,
         players,
         seed=seed,
-        series=Series("forged", tag.pair * 2 + tag.game, 0),
+        series=Series(FORGED, tag.pair * 2 + tag.game, 0),
         duel=tag,
         **written,
     )
 
 
+#: A duel's id as `matchlog duel` gives them (a report is asked by its id or a prefix of it).
+FORGED = "01a21b47-0000-7000-8000-00000000f0e6"
 TEST = Sprt(elo0=0.0, elo1=100.0)
-FIRST = Duel(id="forged", pair=1, game=0, games=2, sprt=TEST)
+FIRST = Duel(id=FORGED, pair=1, game=0, games=2, sprt=TEST)
 #: Second games of pair 1 that no duel plays, with the rule each breaks; game 0 is FIRST, seated
 #: (HEURISTIC, RANDOM) on seed 7.
-SECOND = Duel(id="forged", pair=1, game=1, games=2, sprt=TEST)
+SECOND = Duel(id=FORGED, pair=1, game=1, games=2, sprt=TEST)
 FORGERIES = {
     "not-duplicate": (msgspec.structs.replace(SECOND, duplicate=False), (RANDOM, HEURISTIC), 8, "duel.test_differs"),
     "unswapped": (SECOND, (HEURISTIC, RANDOM), 7, "duel.seats_not_rotated"),
@@ -192,7 +194,7 @@ def test_a_game_no_pair_could_have_is_refused_by_the_clerk_and_named_alike_by_au
             played = _play(game_table, game_seed, game_tag, recorder=recorder)
             store.append(played.match_id, recorder.drafts, 0)  # the store itself: around the clerk
     assert rule in _audit_rules(forged_db)
-    result = runner.invoke(app, ["duel-report", "forged", "--db", str(forged_db)])
+    result = runner.invoke(app, ["duel-report", FORGED, "--db", str(forged_db)])
     assert result.exit_code != 0 and f"error[{rule}]" in result.output and "internal" not in result.output
     exported = tmp_path / "forged.jsonl"
     with matchlog.open(forged_db) as log, exported.open("wb") as out:
@@ -215,14 +217,14 @@ def test_a_tag_no_duel_could_have_written_around_the_judge_is_a_coded_report_not
 
     db = tmp_path / "bad-tag.duckdb"
     with Store(db) as store:
-        tag = Duel(id="d", pair=1, game=9, games=2)
+        tag = Duel(id=FORGED, pair=1, game=9, games=2)
         store.append(
             uuid7(),
             [draft(_started(tag)), draft(MatchEnded(outcome=Outcome(places=(1, 1), winners=(), result="abandoned")))],
             0,
         )
     assert "audit.bad_start" in _audit_rules(db)
-    result = runner.invoke(app, ["duel-report", "d", "--db", str(db)])
+    result = runner.invoke(app, ["duel-report", FORGED, "--db", str(db)])
     assert result.exit_code != 0 and "error[usage.duel]" in result.output and "internal" not in result.output
 
 
