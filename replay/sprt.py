@@ -55,7 +55,10 @@ _Z95 = 1.959963984540054
 
 def score_of_elo(elo: float) -> float:
     """The expected score of a player `elo` logistic Elo stronger than its opponent."""
-    return 1 / (1 + 10 ** (-elo / 400))
+    exponent = -elo / 400
+    if exponent > 300:  # 10 ** exponent would overflow a float: the score is 0 to within one
+        return 0.0
+    return 1 / (1 + 10**exponent)
 
 
 def elo_of_score(score: float) -> float:
