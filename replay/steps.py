@@ -23,7 +23,7 @@ from uuid import UUID
 import msgspec
 
 from matchlog.engines.encodings import NO_ACTION, Encoding, encoding
-from matchlog.engines.views import Clock, shown_event, shown_state
+from matchlog.engines.views import Clock, shown_event, shown_state, whole_to_everyone
 from matchlog.events import ActionsUndone, AnswerRejected, Event, MatchEnded, Record
 
 from .fold import engine_of, walk
@@ -80,22 +80,27 @@ def decisions(
     undone = {seq for r in records if isinstance(r.event, ActionsUndone) for seq in r.event.seqs}
     found: list[Decision] = []
     seats = range(len(records[0].event.seats)) if seat is None else (seat,)  # type: ignore[attr-defined]
-    clocks = {who: Clock() for who in seats}  # the times each seat is given of the events
+    # The times each seat is given of the events (one clock for all where every seat sees all whole).
+    open_game = whole_to_everyone(engine)
+    clocks = {who: Clock() for who in ((seats[0],) if open_game else seats)}
     given = {who: clock.shown(records[0].event, records[0].event, records[0].at_us) for who, clock in clocks.items()}
     for record, before, _after, _ in walk(engine, records, start):
         event = record.event
         actor = event.actor
-        seen = {who: shown_event(engine, before, event, who) for who in clocks}
-        previous_us = dict(given)
-        given = {who: clock.shown(event, seen[who], record.at_us) for who, clock in clocks.items()}
+        previous_us = given
+        given = {
+            who: clock.shown(event, event if open_game else shown_event(engine, before, event, who), record.at_us)
+            for who, clock in clocks.items()
+        }
         if actor is None or isinstance(event, ActionsUndone) or (seat is not None and actor != seat):
             continue
+        clock_of = seats[0] if open_game else actor
         view = shown_state(engine, before, actor)
         turn = engine.to_act(view)
         # Only an answer to the decision the match awaited from this seat (not an undo, not a ruling).
         if turn is None or turn.seat != actor:
             continue
-        shown = seen[actor]
+        shown = shown_event(engine, before, event, actor)
         whole = shown == event
         rejected = isinstance(event, AnswerRejected)
         legal = {code.action_of(view, option) for option in engine.legal(view, actor)}
@@ -115,8 +120,8 @@ def decisions(
                 event=shown,
                 rejected=rejected,
                 undone=record.seq in undone,
-                at_us=given[actor],
-                took_us=given[actor] - previous_us[actor],
+                at_us=given[clock_of],
+                took_us=given[clock_of] - previous_us[clock_of],
                 hash=(record.hash or None) if whole else None,
                 leaf=leaves.get(record.seq) if whole and leaves is not None else None,
             )
