@@ -107,5 +107,5 @@ def ratings(
     console.out(
         f"{table.matches} ended match{'es' if table.matches != 1 else ''} (the log up to event {table.head + 1:,});"
         f" ? = provisional (σ > {table.provisional_sigma:g}); Elo relative to {', '.join(anchors) or 'nobody'}"
-        + (f"; {table.skipped} left out (one player at two seats)" if table.skipped else "")
+        + (f"; {table.skipped} left out (one player at two seats, or places not one per seat)" if table.skipped else "")
     )

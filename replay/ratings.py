@@ -218,7 +218,7 @@ def _rate_game(game: str, ended: Sequence[Result], label: Any, anchor: str | Non
         who = [label(game, seat.name, seat.player) for seat in seats]
         places = result.outcome.places
         if len(set(who)) != len(who) or len(places) != len(who):
-            skipped += 1  # one player at two seats (an alias): no rating can say who won
+            skipped += 1  # one player at two seats (an alias), or places not one per seat: no rating can say who won
             continue
         counted += 1
         for player, seat in zip(who, seats, strict=True):

@@ -32,6 +32,10 @@ from .core import Service, route
 __all__ = ["ROUTES"]
 
 
+#: The most comments a seat's token writes on one match (the admin's are not counted).
+SEAT_COMMENTS = 100
+
+
 class CommentRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A comment on event `seq`: its text, an optional glyph, whether it is a ruling, and the seat
     whose view it belongs to (None: everyone's; a seat's token writes into its own)."""
@@ -101,6 +105,10 @@ def annotate_match(match_id: str, data: CommentRequest, service: Service, access
         if seat is not None and seat != own:
             raise Forbidden(f"seat {own} writes into its own view, not seat {seat}'s", code="auth.write")
         seat, author = own, seat_author(own)
+        written = sum(1 for a in service.log.store.annotations([resolved]) if a.author == author)
+        if written >= SEAT_COMMENTS:  # each is a leaf of the log's tree: a token may not grow it without end
+            said = f"{author} has written {written} comments on match {resolved}, the most a seat may"
+            raise Forbidden(said, code="auth.quota")
     written = service.log.annotate(
         resolved, data.seq, data.text, mark=data.mark, ruling=data.ruling, seat=seat, author=author
     )

@@ -464,6 +464,19 @@ def test_annotations_through_the_service_a_view_and_a_seat_writes_only_about_its
                 f"/api/matches/{porrinha}/annotations", json=forged, headers=served.headers(tokens["seats"][0])
             )
             assert refused.status_code == 403 and refused.json()["code"] == "auth.ruling", refused.text
+            # Each comment is a leaf of the log's tree: a seat writes a bounded number on one match.
+            from matchlog.service.annotations import SEAT_COMMENTS
+
+            for number in range(1, SEAT_COMMENTS):
+                more = {"seq": own, "text": f"note {number}"}
+                written = http.post(
+                    f"/api/matches/{porrinha}/annotations", json=more, headers=served.headers(tokens["seats"][0])
+                )
+                assert written.status_code == 201, written.text
+            written = http.post(
+                f"/api/matches/{porrinha}/annotations", json=more, headers=served.headers(tokens["seats"][0])
+            )
+            assert written.status_code == 403 and written.json()["code"] == "auth.quota", written.text
             body = {"seq": other, "text": "theirs"}
             refused = http.post(
                 f"/api/matches/{porrinha}/annotations", json=body, headers=served.headers(tokens["seats"][0])
@@ -502,7 +515,7 @@ def test_annotations_through_the_service_a_view_and_a_seat_writes_only_about_its
             )
             assert http.get("/api/annotations/export").status_code == 403
             exported = http.get("/api/annotations/export", headers=served.headers()).text.splitlines()
-            assert len(exported) == total + 2, "every annotation, the two written here too"
+            assert len(exported) == total + SEAT_COMMENTS + 1, "every annotation, the seat's and the ruling here too"
     finally:
         served.stop()
     with FileLog(served.db) as log:

@@ -195,3 +195,47 @@ def test_an_audit_which_may_read_other_matches_is_tagged_by_the_whole_log(served
     assert httpx.get(_url(served, finished, "audit"), headers=again).status_code == 200
     kept = {"If-None-Match": state.headers["etag"], **served.headers()}
     assert httpx.get(_url(served, finished, "state"), headers=kept).status_code == 304
+
+
+def test_a_shared_cache_serves_a_finished_match_from_304s_and_a_running_match_never_stale(
+    served: Served, tmp_path: Path
+) -> None:
+    """A real RFC 9111 shared cache (hishel's, as a proxy or CDN would be) in front of the service:
+    after the first read of a finished match it answers from what it holds, asking again with the
+    tag and getting 304s (or not asking at all, for the events up to a stored seq); it never keeps
+    a seat's view; and a running match it serves is never stale, each event moving the tag."""
+    from hishel import CacheOptions, SqliteStorage
+    from hishel.httpx import CacheTransport
+
+    storage = SqliteStorage(database_path=tmp_path / "proxy.db", default_ttl=3600)
+    proxy = CacheTransport(httpx.HTTPTransport(), storage=storage, rfc=CacheOptions(shared=True))
+    with httpx.Client(base_url=served.url, transport=proxy, timeout=PATIENCE) as through:
+        finished = next(m for m in _matches(served, "porrinha") if m["status"] == "finished")["match_id"]
+        for read in READS:
+            url = _url(served, finished, read, as_seat=-1)
+            first = through.get(url)
+            assert first.status_code == 200 and first.extensions["caching"]["stored"], read
+            for _ in range(3):
+                again = through.get(url)
+                status = again.extensions["caching"]
+                assert again.status_code == 200 and again.content == first.content, read
+                assert status["from_cache"] and status["revalidated"], read  # asked with the tag: a 304
+        pinned = _url(served, finished, "events", stop=3)
+        through.get(pinned)
+        kept = through.get(pinned).extensions["caching"]
+        assert kept["from_cache"] and not kept["revalidated"], "immutable: served without asking"
+        # A seat's view is private: a shared cache never holds it.
+        tokens = httpx.get(f"{served.url}/api/matches/{finished}/tokens", headers=served.headers()).json()
+        for _ in range(2):
+            own = through.get(_url(served, finished, "state", as_seat=0), headers=served.headers(tokens["seats"][0]))
+            assert own.status_code == 200 and not own.extensions["caching"]["from_cache"]
+        # A running match: every read through the cache has the event appended just before it.
+        with httpx.Client(base_url=served.url) as client:
+            match_id, referee, _ = _start(client, served)
+            for seq, event in enumerate([HandChosen(seat=0, hand=1), HandChosen(seat=1, hand=0)], start=1):
+                before = through.get(_url(served, match_id, "events", as_seat=-1))
+                _append(client, served, match_id, referee, seq, event)
+                after = through.get(_url(served, match_id, "events", as_seat=-1))
+                assert [line["seq"] for line in after.json()] == [line["seq"] for line in before.json()] + [seq]
+                state = through.get(_url(served, match_id, "state", as_seat=-1)).json()
+                assert state["last_seq"] == seq
