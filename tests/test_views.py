@@ -153,7 +153,7 @@ def test_the_time_of_a_placement_a_seat_sees_hidden_does_not_tell_it_a_joker(tmp
 
     db = tmp_path / "log.duckdb"
     player = "matchlog.referee.davinci:RandomPlayer"  # a user's class: a process of its own, as by default
-    args = ["play", "davinci", "-p", f"a={player}", "-p", f"b={player}", "--jokers", "--games", "8", "--seed", "3"]
+    args = ["play", "davinci", "-p", f"a={player}", "-p", f"b={player}", "--jokers", "--games", "4", "--seed", "3"]
     result = CliRunner().invoke(app, [*args, "--db", str(db)])
     assert result.exit_code == 0, result.output
     jokers: list[int] = []
