@@ -21,7 +21,7 @@ from uuid import UUID
 import msgspec
 
 from matchlog.events import MatchlogError, Record, UsageError
-from matchlog.referee.tournament import ctrl_c_deferred
+from matchlog.referee.tournament import starting_processes
 from matchlog.replay.annotations import Judged
 
 from . import make_analyser
@@ -154,7 +154,7 @@ class _Workers:
 
     def __enter__(self) -> _Workers:
         try:
-            with ctrl_c_deferred():  # a Ctrl-C now waits until every worker has its arguments
+            with starting_processes():  # a Ctrl-C now waits until every worker has its arguments
                 for process in self.processes:
                     process.start()
         except BaseException:  # the Ctrl-C, delivered as the block ends: end the ones started

@@ -211,8 +211,9 @@ class FileAnnotating(Annotating):
     def put_annotations(
         self, match: UUID | str, author: str, notes: Sequence[Judged], *, hashes: dict[int, bytes] | None = None
     ) -> int:
-        from matchlog.store.annotations import NewAnnotation
+        from matchlog.store.annotations import NewAnnotation, check_author
 
+        check_author(author)  # even with no notes: a request naming such an author is refused
         info = self.store.match(match)
         given = hashes or {}
         batch = []

@@ -102,6 +102,17 @@ class FileLog(FileAnnotating, Log):
         #: The one write path: every event judged before the store writes it.
         self.clerk = Clerk(self.store)
 
+    @classmethod
+    def over(cls, store: Any, location: str | Path) -> FileLog:
+        """The log at `location` through a store another process holds (`store.remote.RemoteStore`:
+        a service's front), judged and read here as if the file were open in this process."""
+        log = cls.__new__(cls)
+        log.location = str(location)
+        log.store = store
+        log._signer = None
+        log.clerk = Clerk(store)
+        return log
+
     def own_chance(self, key: bytes) -> None:
         """From here on the log's owner (the service) draws the chance of the matches it starts with
         its own chance (`Clerk.start`), from seeds derived from `key` and each match."""

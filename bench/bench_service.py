@@ -3,6 +3,7 @@ and reads of a match's state.
 
     python bench/bench_service.py                 # 5 s per figure
     python bench/bench_service.py --seconds 2     # quicker
+    python bench/bench_service.py --fronts 1 2    # one process, then two fronts and the log's owner
 
 How it measures. The server is `matchlog serve` in a process of its own, on a fresh log on
 127.0.0.1. The clients run in another process (so the server's figures do not pay for the clients'
@@ -73,9 +74,15 @@ def percentiles(latencies: list[float]) -> tuple[float, float]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds a process (all its threads) has used."""
+    """User + system CPU seconds a process (all its threads) and its children running now have used
+    (a server with --fronts: its fronts)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return own + sum(cpu_seconds(int(child)) for child in children)
 
 
 # -- the clients' process ------------------------------------------------------------------------
@@ -300,14 +307,14 @@ def store_appends(path: Path, templates: list[list[Event]], threads: int, batch:
 # -- the server ------------------------------------------------------------------------------
 
 
-def start_server(db: Path) -> tuple[subprocess.Popen[bytes], str, str]:
+def start_server(db: Path, fronts: int = 1) -> tuple[subprocess.Popen[bytes], str, str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "matchlog.cli", "serve", "--db", str(db), "--port", "0"],
+        [sys.executable, "-m", "matchlog.cli", "serve", "--db", str(db), "--port", "0", "--fronts", str(fronts)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
     server_file = Path(f"{db}.server")
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while not server_file.exists():
         if process.poll() is not None or time.monotonic() > deadline:
             raise SystemExit(f"the server did not start: {process.stderr.read().decode()}")  # type: ignore[union-attr]
@@ -340,7 +347,7 @@ def line(name: str, result: dict, unit: str = "events") -> str:
     rate = count / result["elapsed"]
     longest = max(result["latencies"]) * 1000
     return (
-        f"{name:<48} {rate:>9,.0f} {unit}/s   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms   max {longest:7.1f} ms   "
+        f"{name:<60} {rate:>9,.0f} {unit}/s   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms   max {longest:7.1f} ms   "
         f"cpu: {cpu}"
     )
 
@@ -349,6 +356,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=5.0, help="seconds per figure (default 5)")
     parser.add_argument("--only", choices=["http", "store", "reads"], help="one part only")
+    parser.add_argument(
+        "--fronts", type=int, nargs="+", default=[1], help="the server's front processes, each in turn (default 1)"
+    )
     args = parser.parse_args()
     python = f"{platform.python_implementation()} {platform.python_version()}"
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {python}")
@@ -358,26 +368,28 @@ def main() -> None:
     configs = [(1, 1), (1, 10), (64, 1), (64, 10)]
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        if args.only in (None, "http", "reads"):
-            server, url, token = start_server(folder / "served.duckdb")
+        for fronts in args.fronts if args.only in (None, "http", "reads") else []:
+            served = f" ({fronts} fronts)" if fronts > 1 else ""
+            server, url, token = start_server(folder / f"served-{fronts}.duckdb", fronts)
             try:
                 if args.only != "reads":
                     for clients, batch in configs:
                         job = ("appends", clients, batch, args.seconds)
                         result = in_another_process(url, token, job, templates, server.pid)
-                        print(line(f"HTTP append, {clients} client(s), batches of {batch}", result), flush=True)
+                        name = f"HTTP append{served}, {clients} client(s), batches of {batch}"
+                        print(line(name, result), flush=True)
                 else:  # something to read
                     in_another_process(url, token, ("appends", 16, 10, 1.0), templates, server.pid)
                 for clients, revalidate in ((1, False), (64, False), (64, True)):
                     job = ("reads", clients, args.seconds, revalidate)
                     result = in_another_process(url, token, job, templates, server.pid)
                     said = f", {result['unchanged'] / result['requests']:.0%} 304" if revalidate else ""
-                    name = f"HTTP state read, {clients} client(s){said}"
+                    name = f"HTTP state read{served}, {clients} client(s){said}"
                     print(line(name, result, "requests"), flush=True)
-                print(f"the writer's WAL checkpoints: {_checkpoints(url, token)}", flush=True)
+                print(f"the writer's WAL checkpoints{served}: {_checkpoints(url, token)}", flush=True)
             finally:
                 server.send_signal(signal.SIGINT)
-                server.wait(30)
+                server.wait(60)
         if args.only in (None, "store"):
             for threads, batch in configs:
                 path = folder / f"store-{threads}-{batch}.duckdb"

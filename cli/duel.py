@@ -177,14 +177,16 @@ def duel(
 @app.command("duel-report")
 @reports_errors
 def duel_report(
-    duel_id: Annotated[str, typer.Argument(metavar="DUEL", help="The duel's id (its games' series id).")],
+    duel_id: Annotated[
+        str, typer.Argument(metavar="DUEL", help="The duel's id (its games' series id), or a unique prefix of it.")
+    ],
     db: Db = DEFAULT_DB,
     server: Server = None,
     json: Json = False,
 ) -> None:
     """A duel's report, computed again from its games in the log: the same bytes every time.
 
-    Example: matchlog duel-report 01a1fcca-6e4c-7000-8000-000000000000 --json
+    Example: matchlog duel-report 01a1fcca-6e4c --json
     """
     with open_log(db, server) as log:
         report = log.duel(duel_id)

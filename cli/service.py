@@ -33,6 +33,15 @@ def serve(
             help="Sign a checkpoint of the log's tree this often, when it has grown (0: only on request).",
         ),
     ] = 60.0,
+    fronts: Annotated[
+        int,
+        typer.Option(
+            "--fronts",
+            min=1,
+            max=64,
+            help="Serve requests from this many processes, while one more keeps the log (1: one process does both).",
+        ),
+    ] = 1,
 ) -> None:
     """Serve the log over HTTP until Ctrl-C: the API (/api, described at /api/openapi.json), the
     match viewer, and live follow streams. While it runs it owns the log file, and every matchlog
@@ -60,5 +69,6 @@ def serve(
         on_listening=listening,
         access_log=access_log,
         checkpoint_every=checkpoint_every or None,
+        fronts=fronts,
     )
     console.out("stopped; every acknowledged event is in the log")

@@ -153,6 +153,9 @@ class Engine(Protocol[State]):
     #: refuses any undo that would take it back (`audit.undo_past_reveal`), as it does for a chance
     #: seed revealed. Without it, only a seed's reveal is one.
     #: def reveals(self, before: State, event: Event, after: State) -> bool: ...
+    #: Optionally, `apply` of a run of events in one call (what a fold does, `replay.fold_all`),
+    #: equal to applying them one by one, for a game that can fold without a state per event.
+    #: def apply_all(self, state: State, events: Sequence[Event]) -> State: ...
 
     def start(self, started: MatchStarted) -> State:
         """The state at seq 0: the game's start, or the position `started.position` describes.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Annotated, Literal
 
@@ -267,6 +268,34 @@ class Porrinha:
                 raise ValueError(f"{event.tag} is handled by replay, not by the engine")
         raise ValueError(f"Porrinha cannot apply {event.tag}")
 
+    def apply_all(self, state: PorrinhaState, events: Sequence[Event]) -> PorrinhaState:
+        """`apply` of each event in turn, without a state per event: hands and guesses go into
+        lists, and the table is made again only where a guess may settle the round and where an
+        event other than a hand or a guess is applied (by `apply`, as ever)."""
+        hands, guesses = list(state.hands), list(state.guesses)
+        players = len(hands)
+        held = False  # whether the lists hold what `state` does not yet
+        for event in events:
+            kind = type(event)
+            if kind is HandChosen and 0 <= event.seat < players:
+                hands[event.seat] = event.hand
+                held = True
+            elif kind is GuessMade and 0 <= event.seat < players:
+                guesses[event.seat] = event.guess
+                if PENDING_GUESS in guesses:  # the round is not complete: nothing settles
+                    held = True
+                    continue
+                state = _settle_if_complete(msgspec.structs.replace(state, hands=tuple(hands), guesses=tuple(guesses)))
+                hands, guesses, held = list(state.hands), list(state.guesses), False
+            else:
+                if held:
+                    state = msgspec.structs.replace(state, hands=tuple(hands), guesses=tuple(guesses))
+                state = self.apply(state, event)
+                hands, guesses, held = list(state.hands), list(state.guesses), False
+        if held:
+            state = msgspec.structs.replace(state, hands=tuple(hands), guesses=tuple(guesses))
+        return state
+
     # -- reading a state ---------------------------------------------------------------------
 
     def to_act(self, state: PorrinhaState) -> Turn | None:
@@ -472,37 +501,42 @@ def _put(values: tuple, index: int, value: object) -> tuple:
 
 
 def _settle_if_complete(state: PorrinhaState) -> PorrinhaState:
-    """Settle the round once every active player has a hand and a guess."""
-    if PENDING_GUESS in state.guesses:  # only an active seat can still owe a guess: not yet (the usual case)
+    """Settle the round once every active player has a hand and a guess (one new table: this runs
+    at the end of every round of every fold)."""
+    guesses = state.guesses
+    if PENDING_GUESS in guesses:  # only an active seat can still owe a guess: not yet (the usual case)
         return state
-    active = state.active_seats
-    if len(active) < 2 or any(state.hands[s] is None or state.guesses[s] == PENDING_GUESS for s in active):
+    hands, out, removed = state.hands, state.out, state.removed
+    players = len(state.names)
+    active = [s for s in range(players) if s not in out and s not in removed]
+    if len(active) < 2 or any(hands[s] is None for s in active):  # (no guess is pending: see above)
         return state
-    total = sum(state.hands[s] or 0 for s in active)
-    winner = next((s for s in active if state.guesses[s] == total), -1)
-    chopsticks, out = state.chopsticks, state.out
+    total = sum(hands[s] or 0 for s in active)
+    winner = next((s for s in active if guesses[s] == total), -1)
+    chopsticks = state.chopsticks
     if winner >= 0:
         chopsticks = _put(chopsticks, winner, chopsticks[winner] - 1)
         if chopsticks[winner] == 0:
             out = (*out, winner)
-    settled = msgspec.structs.replace(state, chopsticks=chopsticks, out=out)
+    playing = [s not in out and s not in removed for s in range(players)]  # after the round
     # The right guesser starts the next round; if it left, or nobody was right, the next active player does.
-    if winner >= 0 and settled.active(winner):
+    if winner >= 0 and playing[winner]:
         first = winner
     else:
         after = winner if winner >= 0 else state.first_guesser
-        n = state.players
-        first = next(((after + i) % n for i in range(1, n + 1) if settled.active((after + i) % n)), after)
+        first = next(((after + i) % players for i in range(1, players + 1) if playing[(after + i) % players]), after)
     return msgspec.structs.replace(
-        settled,
+        state,
+        chopsticks=chopsticks,
+        out=out,
         round=state.round + 1,
         first_guesser=first,
-        last_hands=tuple(NO_HAND if h is None else h for h in state.hands),
-        last_guesses=state.guesses,
+        last_hands=tuple(NO_HAND if h is None else h for h in hands),
+        last_guesses=guesses,
         last_total=total,
         last_winner=winner,
-        hands=(None,) * state.players,
-        guesses=tuple(PENDING_GUESS if settled.active(s) else NOT_PLAYING for s in range(state.players)),
+        hands=(None,) * players,
+        guesses=tuple(PENDING_GUESS if p else NOT_PLAYING for p in playing),
     )
 
 

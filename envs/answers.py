@@ -4,8 +4,10 @@ asks a decision through, and the protocol's answer that proposes the event an ac
 An agent of `matchlog.envs` plays its seat as any player does: the game's own referee asks it
 through the game's protocol (Porrinha's `hand` and `guess`, pygammon's moves, Fish's
 `get_placement` and `get_move`, Da Vinci Code's `guess`, `reveal`, `place_joker`), so the match is
-judged, ruled on and recorded exactly as one between programs. One table per game; the answer an
-event proposes is what the engine's `parse` turns back into that event.
+judged, ruled on and recorded exactly as one between programs. One table per game of ours; the
+answer an event proposes is what the engine's `parse` turns back into that event. A game from another
+package that its referee drives through the generic protocol (`referee.generic`: `act(decision)`)
+gets its side from that protocol: the game's own `answer` for the event (`answers`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from types import MappingProxyType
 
 import msgspec
 
+from matchlog.engines import game as registered
 from matchlog.events import (
     AgeGiven,
     CheckerMoved,
@@ -27,9 +30,12 @@ from matchlog.events import (
     PenguinPlaced,
     TileGuessed,
     TileRevealed,
+    UsageError,
 )
+from matchlog.referee.generic import answer_of
+from matchlog.referee.play import RUNNERS
 
-__all__ = ["ANSWERS", "Answers"]
+__all__ = ["ANSWERS", "Answers", "answers"]
 
 
 class Answers(msgspec.Struct, frozen=True):
@@ -90,3 +96,20 @@ ANSWERS: Mapping[str, Answers] = MappingProxyType(
         "fish": Answers(frozenset({"initialize", "get_placement", "get_move"}), _fish),
     }
 )
+
+
+def answers(game: str) -> Answers:
+    """The side of an agent of `game`: ours from `ANSWERS`, any other game's from the generic
+    protocol its referee drives it by (one decision, `act`, answered as the game's `answer` writes
+    the event).
+
+    Raises:
+        UsageError: no such game (`usage.game`), or a game whose plugin brings a protocol of its own,
+            which no table here speaks (`usage.env`).
+    """
+    if game in ANSWERS:
+        return ANSWERS[game]
+    found = registered(game)
+    if game in RUNNERS or found.referee is not None:
+        raise UsageError(f"{game} has no environment: its players' protocol is not known here", code="usage.env")
+    return Answers(frozenset({"act"}), lambda event: answer_of(found, event))

@@ -32,7 +32,7 @@ from matchlog.engines.views import shown_state
 from matchlog.events import Event, MatchStarted, Outcome, Record, Seat, UsageError, uuid7
 from matchlog.referee import MemoryRecorder, play_match
 
-from .answers import ANSWERS, Answers
+from .answers import Answers, answers
 
 __all__ = ["GameEnv"]
 
@@ -154,8 +154,7 @@ class GameEnv(AECEnv):
         super().__init__()
         engine = get_engine(game)
         code = encoding(game)
-        if game not in ANSWERS:
-            raise UsageError(f"{game} has no environment: its players' protocol is not known here", code="usage.env")
+        answered = answers(game)
         count = players if players is not None else engine.spec.min_players
         engine.spec.check_players(count)
         if names is not None and len(names) != count:
@@ -165,7 +164,7 @@ class GameEnv(AECEnv):
         self.game = game
         self.engine = engine
         self.encoding = code
-        self.answers = ANSWERS[game]
+        self.answers = answered
         self.options = msgspec.to_builtins(parse_options(engine.spec, options))
         self.seats = tuple(Seat(name, "learner") for name in (names or [f"player_{i}" for i in range(count)]))
         self.log = log

@@ -43,7 +43,7 @@ from .backgammon import (
     RollChosen,
 )
 from .base import Event, Outcome, Seat, control_character, seat_problem
-from .codec import canonical, current_version, decode, encode, event_type, json_schema, upcaster
+from .codec import canonical, current_version, decode, decode_lines, encode, event_type, json_schema, upcaster
 from .davinci import (
     GuessStopped,
     JokerPlaced,
@@ -201,6 +201,7 @@ __all__ = [
     "control_character",
     "current_version",
     "decode",
+    "decode_lines",
     "decode_note",
     "draft",
     "drafts",

@@ -29,6 +29,7 @@ __all__ = [
     "canonical",
     "current_version",
     "decode",
+    "decode_lines",
     "encode",
     "event_type",
     "json_schema",
@@ -187,6 +188,25 @@ def decode(payload: bytes | str, *, tag: str | None = None, version: int | None 
         raise DecodeError(f"{tag} v{version}: nested too deeply") from None
     except msgspec.ValidationError as error:
         raise DecodeError(f"{tag} v{version} did not upcast to a valid event: {error}") from None
+
+
+def decode_lines(lines: bytes | memoryview, kinds: set[tuple[str, int]]) -> list[Event] | None:
+    """Decode events stored one a line (each its canonical JSON, then a newline) in one call, when
+    every (tag, version) among them (`kinds`) is the version this matchlog writes; None when one is
+    not (the caller decodes those one by one, upcasting them, with `decode`).
+
+    Raises:
+        DecodeError: a line is not a valid event.
+    """
+    words = _words()
+    if any(words.current.get(tag) != version for tag, version in kinds):
+        return None
+    try:
+        return words.decoder.decode_lines(lines)
+    except msgspec.DecodeError as error:
+        raise DecodeError(f"not a valid event: {error}") from None
+    except RecursionError:
+        raise DecodeError("not a valid event: its JSON is nested too deeply") from None
 
 
 @upcaster("match.started", 1)

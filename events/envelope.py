@@ -45,15 +45,57 @@ def uuid7_text() -> str:
 
 
 def uuid7_texts(count: int) -> list[str]:
-    """`count` new UUIDv7s as text, in order, for one lock and one read of the random source."""
-    return [_text(value) for value in _uuid7_ints(count)]
+    """`count` new UUIDv7s as text, in order, for one lock and one read of the random source.
 
-
-def _uuid7_ints(count: int) -> list[int]:
-    """`count` new UUIDv7s (as ints) in order: one lock, one read of the random source."""
-    global _uuid7_last
+    The ids `_uuid7_ints` makes, written with no Python per id: the 16 bytes of every id are laid
+    out in one buffer a column of bytes at a time (strided slices), each column's hex digits
+    written into the text the same way, and the text split once."""
     if count <= 0:
         return []
+    entropy, ms, counter = _uuid7_start(count)
+    raw = bytearray(16 * count)
+    for k in range(8):  # bytes 8-15: the variant's two bits, then 62 random bits
+        raw[8 + k :: 16] = entropy[k : 8 * count : 8]
+    raw[8::16] = raw[8::16].translate(_VARIANT_BITS)
+    done = 0
+    while done < count:  # bytes 0-7: the ms (48 bits), then version 7 and the counter (12 bits)
+        run = min(_COUNTS - counter, count - done)
+        stamp = (ms << 16 | 0x7000 | counter).to_bytes(8, "big")
+        for k in range(6):
+            raw[16 * done + k : 16 * (done + run) : 16] = stamp[k : k + 1] * run
+        number, end = counter, counter + run
+        while number < end:  # the counter's high and low byte, 256 ids at a time at most
+            upto = min(end, (number | 0xFF) + 1)
+            first, last = done + number - counter, done + upto - counter
+            raw[16 * first + 6 : 16 * last : 16] = bytes([0x70 | number >> 8]) * (upto - number)
+            raw[16 * first + 7 : 16 * last : 16] = bytes(range(number & 0xFF, (upto - 1 & 0xFF) + 1))
+            number = upto
+        done += run
+        ms, counter = ms + 1, 0
+    text = bytearray(b"-" * (37 * count))  # 36 characters an id, then a separator
+    text[36::37] = b"," * count
+    for k, at in enumerate(_HEX_AT):
+        column = raw[k::16]
+        text[at::37] = column.translate(_HIGH_DIGIT)
+        text[at + 1 :: 37] = column.translate(_LOW_DIGIT)
+    return text[:-1].decode("ascii").split(",")
+
+
+#: Ids a millisecond holds (12 bits of counter) before the next ones take the next millisecond.
+_COUNTS = 0x1000
+#: Each byte with its two highest bits made the variant's (0b10).
+_VARIANT_BITS = bytes(0x80 | b & 0x3F for b in range(256))
+#: Each byte's first and second hex digit, as ASCII.
+_HIGH_DIGIT = bytes(b"0123456789abcdef"[b >> 4] for b in range(256))
+_LOW_DIGIT = bytes(b"0123456789abcdef"[b & 15] for b in range(256))
+#: Where each of an id's 16 bytes is written in its text (8-4-4-4-12 digits, dashes between).
+_HEX_AT = (0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34)
+
+
+def _uuid7_start(count: int) -> tuple[bytes, int, int]:
+    """Random bytes (8 an id, and one more) and the (unix ms, counter) of the first of `count` new
+    ids; the k-th has the counter after it, moving on to the next ms past 0xFFF (counter 0)."""
+    global _uuid7_last
     size = 8 * count + 1
     entropy = _random_bytes(size) if size <= 256 else os.urandom(size)
     with _uuid7_lock:
@@ -63,22 +105,24 @@ def _uuid7_ints(count: int) -> list[int]:
             ms, counter = last_ms, counter + 1
         else:
             counter = entropy[-1] << 2 & 0x3FF  # room to count up within the ms
-        stamps = []
-        for _ in range(count):
-            if counter > 0xFFF:
-                ms, counter = ms + 1, 0
-            stamps.append((ms, counter))
-            counter += 1
-        _uuid7_last = stamps[-1]
+        ms, counter = ms + counter // _COUNTS, counter % _COUNTS
+        last = counter + count - 1
+        _uuid7_last = (ms + last // _COUNTS, last % _COUNTS)
+    return entropy, ms, counter
+
+
+def _uuid7_ints(count: int) -> list[int]:
+    """`count` new UUIDv7s (as ints) in order: one lock, one read of the random source."""
+    if count <= 0:
+        return []
+    entropy, ms, counter = _uuid7_start(count)
     mask = (1 << 62) - 1
-    return [
-        (ms & ((1 << 48) - 1)) << 80
-        | 0x7 << 76
-        | counter << 64
-        | 0b10 << 62
-        | int.from_bytes(entropy[8 * i : 8 * i + 8], "big") & mask
-        for i, (ms, counter) in enumerate(stamps)
-    ]
+    made = []
+    for i in range(count):
+        at, number = ms + (counter + i) // _COUNTS, (counter + i) % _COUNTS
+        rand = int.from_bytes(entropy[8 * i : 8 * i + 8], "big") & mask
+        made.append((at & ((1 << 48) - 1)) << 80 | 0x7 << 76 | number << 64 | 0b10 << 62 | rand)
+    return made
 
 
 def _text(value: int) -> str:

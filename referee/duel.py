@@ -31,6 +31,7 @@ from matchlog.engines import get as get_engine
 from matchlog.engines import parse_options
 from matchlog.engines.chance import commitment, seed_for
 from matchlog.events import ChanceCommitted, ChanceRevealed, Duel, Sprt, UsageError, decode, encode, now_us, uuid7
+from matchlog.events.duel import PAIRS_MAX
 from matchlog.replay.duels import DuelReport
 from matchlog.replay.sprt import Estimate, estimate, llr
 
@@ -113,10 +114,10 @@ def run_duel(
     if table < 2:
         raise UsageError("a duel needs a table of at least 2 seats", code="usage.seats")
     spec.check_players(table, code="usage.seats")
-    if pairs is not None and pairs < 1:
-        raise UsageError(f"--pairs must be at least 1, not {pairs}", code="usage.pairs")
+    if pairs is not None and not 1 <= pairs <= PAIRS_MAX:
+        raise UsageError(f"--pairs is 1 to {PAIRS_MAX}, not {pairs}", code="usage.pairs")
     if sprt is not None:
-        sprt.check()
+        sprt.check(table)  # (normalised Elo's bounds depend on the sets' size)
     roster = seats_from_specs(game, [first] + [second] * (table - 1), in_process=in_process, limits=limits)
     full_options = msgspec.to_builtins(parse_options(spec, options))
     jobs = jobs or 1

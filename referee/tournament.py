@@ -3,7 +3,9 @@
 Every table of K players (every pairing when K is 2) plays in every seat order, the games spread
 evenly over those arrangements. Workers play with fresh player objects per match and stream each
 match's events back as they go; this process is the log's one writer and appends them in bulk
-transactions. Ctrl-C stops cleanly: what the workers sent is stored, every match that had started
+transactions, each event judged on the way by the log's clerk (`replay.clerk`), as every write is:
+a worker is another process (or a cluster's task), and what it sends is taken only if the rules
+allow it. Ctrl-C stops cleanly: what the workers sent is stored, every match that had started
 but not finished is ended as abandoned ("interrupted"), and the chains are verified.
 
 Where the matches are played is a `Pool`: worker processes on this machine (`--jobs`, here), or
@@ -32,18 +34,24 @@ import msgspec
 from matchlog.engines import get as get_engine
 from matchlog.engines.figures import FIGURES_VERSION, Figure
 from matchlog.events import (
+    DecodeError,
     Draft,
     Duel,
+    IllegalAction,
     MatchEnded,
+    MatchlogError,
+    MatchStarted,
     Outcome,
     Seat,
     Series,
     UsageError,
+    decode,
     encode,
     now_us,
     uuid7,
     uuid_from_int,
 )
+from matchlog.replay.clerk import Clerk
 from matchlog.store import Figures, Finding, Store
 
 from .channel import close_players
@@ -59,10 +67,10 @@ __all__ = [
     "TournamentResult",
     "arrangements",
     "cores",
-    "ctrl_c_deferred",
     "play_numbered",
     "ratings",
     "run_tournament",
+    "starting_processes",
 ]
 
 #: Events a worker gathers before sending them.
@@ -419,14 +427,14 @@ def _end(workers: Sequence[Any]) -> None:
 
 
 @contextlib.contextmanager
-def ctrl_c_deferred() -> Iterator[None]:
-    """Ctrl-C held back while the block runs and delivered as it ends. Start child processes inside
-    it: a KeyboardInterrupt between a child's start and the hand-over of its pickled arguments
-    leaves it reading a pipe its parent closed (a traceback on the shared stderr). The press is
-    recorded by a handler of our own, since Python runs handlers in the main thread whichever
-    thread the kernel delivers to, and this thread blocks the signal too, so that the children
-    started meanwhile inherit the block: a terminal's Ctrl-C to the whole group cannot kill one
-    that is still importing either."""
+def starting_processes() -> Iterator[None]:
+    """Ctrl-C held back while child processes start, and delivered as the block ends (unlike
+    `match.ctrl_c_deferred`, which holds it only through a `held_ctrl_c` step). A KeyboardInterrupt
+    between a child's start and the hand-over of its pickled arguments leaves it reading a pipe its
+    parent closed (a traceback on the shared stderr). The press is recorded by a handler of our
+    own, since Python runs handlers in the main thread whichever thread the kernel delivers to,
+    and this thread blocks the signal too, so that the children started meanwhile inherit the
+    block: a terminal's Ctrl-C to the whole group cannot kill one that is still importing either."""
     pressed: list[int] = []
     try:
         previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
@@ -464,12 +472,12 @@ class _CtrlC:
 
     @contextlib.contextmanager
     def blocked(self) -> Iterator[None]:
-        """Ctrl-C held back for a moment (`ctrl_c_deferred`): processes started now inherit the
+        """Ctrl-C held back for a moment (`starting_processes`): processes started now inherit the
         block. A Ctrl-C meanwhile still counts, as the block ends."""
         if not self._installed:
             yield
             return
-        with ctrl_c_deferred():
+        with starting_processes():
             yield
 
     def __exit__(self, *exc_info: object) -> None:
@@ -482,16 +490,24 @@ class _CtrlC:
 
 
 class _Writer:
-    """Appends what the workers send, in bulk transactions, and keeps the score."""
+    """Appends what the workers send, in bulk transactions through the log's judge, and keeps the
+    score. A worker is not trusted (a cluster's task could send anything): every event goes through
+    the clerk's judged bulk path (`replay.clerk`), and a match whose events the judge refuses keeps
+    what was taken before and ends as abandoned, the ruling in its end and in `failures`; nothing
+    more of it is written, and the other matches of the batch are."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        # A log (`matchlog.open`: a file, a server) writes through its own clerk; a bare store gets one.
+        self.judged: Any = Clerk(store) if isinstance(store, Store) else store
+        self.refused: dict[UUID, str] = {}  # match id -> the ruling its events met
         self.pending: list[tuple[UUID, list[tuple[str, int, bytes]], int]] = []
         self.pending_events = 0
         self.flushed_at = time.monotonic()
         self.sent: dict[UUID, int] = {}  # match id -> events received so far (stored or pending)
         self.tables: dict[UUID, int] = {}  # match id -> its number of seats
         self.running: dict[UUID, int] = {}  # match id -> match number, until it ends
+        self.numbers: dict[UUID, int] = {}  # match id -> match number
         self.orders: dict[int, tuple[int, ...]] = {}
         self.places: dict[int, tuple[int, ...]] = {}
         self.failures: list[str] = []
@@ -505,9 +521,14 @@ class _Writer:
         finished = False
         if kind == "start":
             self.running[match_id] = number
+            self.numbers[match_id] = number
             self.orders[number] = tuple(message[3])
             self.tables[match_id] = len(message[3])
             self.sent[match_id] = 0
+        elif match_id in self.refused:  # (ended with its ruling: nothing more of it is written)
+            if kind in ("end", "failed"):
+                self.running.pop(match_id, None)
+                finished = True
         elif kind == "events":
             self.queue(match_id, _decode_events(message[4]))
         elif kind == "figures":
@@ -533,25 +554,111 @@ class _Writer:
     def abandon(self, match_id: UUID, reason: str) -> None:
         """End a started match as abandoned, after whatever of it was sent."""
         self.running.pop(match_id, None)
-        if not self.sent.get(match_id):
-            return  # nothing of it reached the log
-        outcome = Outcome(places=(1,) * self.tables[match_id], winners=(), result="abandoned")
-        self.queue(match_id, [(str(uuid7()), now_us(), encode(MatchEnded(outcome=outcome, reason=reason)))])
+        if not self.sent.get(match_id) or match_id in self.refused:
+            return  # nothing of it reached the log, or it has ended with its ruling
+        self.queue(match_id, [_abandonment(self.tables[match_id], reason)])
 
     def flush(self) -> None:
-        if self.pending:
+        """Hand the log's judge what was sent since the last flush, every match's batch at once;
+        a batch it refuses (by the rules, or as no event) is left out, and its match ended with the
+        ruling (`_refuse`).
+
+        Raises:
+            StoreError, ConcurrencyError: the log refused the write itself (nothing of it was written).
+        """
+        while self.pending:
             merged: dict[UUID, tuple[UUID, list[tuple[str, int, bytes]], int]] = {}
             for match_id, drafts, first in self.pending:  # a match's chunks arrive in order
                 if match_id in merged:
                     merged[match_id][1].extend(drafts)
                 else:
                     merged[match_id] = (match_id, list(drafts), first)
-            self.store.append_bulk_encoded(list(merged.values()))
-            self.events += self.pending_events
+            taken = self.pending
+            self.pending, self.pending_events = [], 0  # (a refusal queues its match's end here)
+            try:
+                self.events += self._write(list(merged.values()))
+            except BaseException:
+                # Kept to send again (a re-sent event is a no-op), but for what the judge refused:
+                # the stop's last flush tries once more.
+                kept = [entry for entry in taken if entry[0] not in self.refused]
+                self.pending = kept + self.pending
+                self.pending_events = sum(len(events) for _, events, _ in self.pending)
+                raise
         if self.figures:
-            self.store.put_figures(self.figures)
-        self.pending, self.pending_events, self.figures = [], 0, []
+            self.store.put_figures([f for f in self.figures if f.match_id not in self.refused])
+        self.figures = []
         self.flushed_at = time.monotonic()
+
+    def _write(self, batches: list[tuple[UUID, list[tuple[str, int, bytes]], int]]) -> int:
+        """Write `batches` through the judge; how many events were written. The judged path is all
+        or nothing, so once it refuses, each match's batch is written on its own to find the
+        refused ones (a refusal is rare: the workers run the same referee).
+
+        Raises:
+            StoreError, ConcurrencyError: the log refused the write itself.
+        """
+        try:
+            self.judged.append_bulk_encoded(batches)
+            return sum(len(events) for _, events, _ in batches)
+        except MatchlogError as ruling:
+            if not _refusal(ruling):
+                raise
+            if len(batches) == 1:
+                self._refuse(*batches[0], ruling)
+                return 0
+        written = 0
+        for batch in batches:
+            try:
+                self.judged.append_bulk_encoded([batch])
+                written += len(batch[1])
+            except MatchlogError as ruling:
+                if not _refusal(ruling):
+                    raise
+                self._refuse(*batch, ruling)
+        return written
+
+    def _refuse(self, match_id: UUID, events: list[tuple[str, int, bytes]], first: int, ruling: MatchlogError) -> None:
+        """A match whose batch the judge refused: nothing of the batch is written, nothing more of it
+        will be, and it ends as abandoned with the ruling (after its start, if the batch held it)."""
+        number = self.numbers.get(match_id)
+        said = f"the log's judge refused its events: [{ruling.code}] {ruling.message}"
+        self.failures.append(f"match {number + 1 if number is not None else match_id}: {said}")
+        self.running.pop(match_id, None)
+        if number is not None:
+            self.places.pop(number, None)  # (its end may have come before its events were judged)
+        if match_id in self.refused:
+            return  # its end was refused too: the log keeps what it took, `matchlog abandon` ends it
+        self.refused[match_id] = said
+        opening = events[:1] if first == 0 and _starts(events) else []
+        if first == 0 and not opening:
+            return  # nothing of it is in the log (a start the judge refuses is refused again, above)
+        self.sent[match_id] = first + len(opening)
+        self.pending.append((match_id, [*opening, _abandonment(self.tables[match_id], said)], first))
+        self.sent[match_id] += 1
+        self.pending_events += len(opening) + 1
+
+
+#: What the log says of a worker's batch, not of the log: the batch is refused, the log is fine.
+_REFUSED_BYTES = ("store.bad_event", "store.bad_start", "store.duplicate_id", "store.not_an_event")
+
+
+def _refusal(error: MatchlogError) -> bool:
+    """Whether `error` refuses what a worker sent (the rules, or its bytes), not the write itself."""
+    return isinstance(error, IllegalAction | UsageError) or error.code in _REFUSED_BYTES
+
+
+def _starts(events: list[tuple[str, int, bytes]]) -> bool:
+    """Whether a batch's first event is a match's start (one that decodes)."""
+    try:
+        return bool(events) and isinstance(decode(events[0][2]), MatchStarted)
+    except DecodeError:
+        return False
+
+
+def _abandonment(seats: int, reason: str) -> tuple[str, int, bytes]:
+    """The end of a match of `seats` as abandoned, with why, as a worker sends an event."""
+    outcome = Outcome(places=(1,) * seats, winners=(), result="abandoned")
+    return (str(uuid7()), now_us(), encode(MatchEnded(outcome=outcome, reason=reason)))
 
 
 def run_tournament(

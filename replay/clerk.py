@@ -9,6 +9,13 @@ refuses a batch the judge refuses, with its code and nothing written, and only t
 store, which checks bytes and chains and knows no game. Writing to the store itself (`store.Store`)
 is writing around the judge, as editing the file is: `audit` finds what that wrote.
 
+A match that starts as a duel's game is also held to its duel and its pair as the log holds them
+(`replay.pairs`, the rule `audit` and the duel's report read too): its start is refused where it
+breaks what the duel's first game and its pair's first game fixed, and its judge is told the pair's
+seed, which the game's first segment must commit to. Games taken in the same call (a bulk append,
+an import) count as the log's; a game another writer has on its way but not yet committed is not
+seen, and `audit` names what that let through.
+
 The log's owner may draw a match's chance itself (the service does, for referees elsewhere): the
 clerk commits to a seed derived from its key and the match, draws from it on request, starts a
 fresh segment (match.resumed and a new commitment) when the one in play was revealed, and reveals
@@ -43,6 +50,7 @@ from matchlog.events import (
     Draft,
     Event,
     IllegalAction,
+    ImportRejected,
     MatchEnded,
     MatchResumed,
     MatchStarted,
@@ -57,8 +65,9 @@ from matchlog.events import (
 )
 from matchlog.store import Appended, Store
 
-from .imports import import_jsonl
+from .imports import check_match
 from .judge import AuditFinding, Judge
+from .pairs import DuelGame, PairChance, PairSeed, duel_games, start_break
 
 __all__ = ["LIVE_MATCHES", "Clerk"]
 
@@ -142,7 +151,10 @@ class Clerk:
             except UnknownMatch:
                 return None
             seeds = self._owner_seeds(match_id, records)
-            live.judge = Judge.of(records, seeds=seeds or (), service_chance=seeds is not None)
+            judge = Judge.of(records, seeds=seeds or (), service_chance=seeds is not None)
+            if len(records) == 1:  # what follows the start of a duel's game is held to its pair's seed
+                _DuelBook(self.store).hold(match_id, judge, start=False)
+            live.judge = judge
         return live.judge
 
     def forget(self, match_id: UUID) -> None:
@@ -176,11 +188,13 @@ class Clerk:
 
         Raises:
             UsageError, MatchlogError: the rules cannot set the table up as described.
+            IllegalAction: (duel.*) a duel's game that breaks its duel or its pair.
         """
         match_id = uuid7()
         owner = owner_chance and self._key is not None
         seed = self.seed(match_id) if owner else b""
         judge = Judge(started, match_id=match_id, seeds=(seed,) if owner else (), service_chance=owner)
+        _DuelBook(self.store).hold(match_id, judge)
         events: list[Event] = [started]
         if owner:
             events.append(ChanceCommitted(algorithm=ALGORITHM, commitment=commitment(seed)))
@@ -247,9 +261,15 @@ class Clerk:
 
     def adopt(self, match_id: UUID, judge: Judge) -> None:
         """Take `judge` as the match's judge: our referee (`referee.match.Referee`) judges each event
-        as it records it, and hands the batches to `record`, so each event is judged once."""
+        as it records it, and hands the batches to `record`, so each event is judged once.
+
+        Raises:
+            IllegalAction: (duel.*) the match is a duel's game that breaks its duel or its pair.
+        """
         live = self._entry(match_id)
         with live.lock:
+            if judge.next_seq == 1:  # a match about to start: a duel's game is held to its duel
+                _DuelBook(self.store).hold(match_id, judge)
             live.judge, live.adopted = judge, True
 
     def record(
@@ -286,11 +306,14 @@ class Clerk:
         Raises:
             UnknownMatch: the batch does not start a match.
             UsageError, MatchlogError: the rules cannot set it up.
+            IllegalAction: (duel.*) a duel's game that breaks its duel or its pair.
         """
         started = made[0].event
         if expected != 0 or not isinstance(started, MatchStarted):
             raise UnknownMatch(f"no match {match_id} in the log")
-        return Judge(started, match_id=match_id)
+        judge = Judge(started, match_id=match_id)
+        _DuelBook(self.store).hold(match_id, judge)
+        return judge
 
     def _ending(self, judge: Judge) -> list[Draft]:
         """In a match whose chance the owner draws, once the rules say it is over: the owner's seeds
@@ -362,28 +385,43 @@ class Clerk:
                 entry.lock.acquire()
                 held.append(entry)
             judged: list[_Live] = []
+            duels = _DuelBook(self.store)
             try:
                 for match_id, encoded, expected in batches:
                     live = entries[match_id]
                     judged.append(live)
-                    self._judge_encoded(match_id, live, _decoded(match_id, encoded), expected)
-                return self.store.append_bulk_encoded(batches)
+                    self._judge_encoded(match_id, live, _decoded(match_id, encoded), expected, duels)
+                appended = self.store.append_bulk_encoded(batches)
             except BaseException:
                 for live in judged:
                     live.judge = None  # the judges moved on; the log did not
                 raise
+            for live in judged:  # an ended match's judge goes, as in `submit` (its states are many)
+                if live.judge is not None and live.judge.over:
+                    live.judge = None
+            return appended
         finally:
             for entry in held:
                 entry.lock.release()
 
-    def _judge_encoded(self, match_id: UUID, live: _Live, made: Sequence[Event], expected: int) -> None:
+    def _judge_encoded(
+        self, match_id: UUID, live: _Live, made: Sequence[Event], expected: int, duels: _DuelBook
+    ) -> None:
         """Judge one match's part of a bulk append, moving its judge on (events the match holds
-        already, sent again, are the store's to check)."""
-        judge = self._current(match_id, live, expected)
+        already, sent again, are the store's to check); a duel's game is held to its duel as the
+        log and the call's earlier matches (`duels`) hold it."""
+        # A batch from the start holds the match's whole history up to its end: judged from it
+        # alone, the log not read (the store writes it only where what the log holds of the match
+        # is the same events). Not where the owner draws chance: what it drew is in the log.
+        opens = bool(made) and isinstance(made[0], MatchStarted)
+        whole = opens and expected == 0 and live.judge is None and self._key is None
+        judge = None if whole else self._current(match_id, live, expected)
         if judge is None:
             if expected != 0 or not made or not isinstance(made[0], MatchStarted):
                 raise UnknownMatch(f"no match {match_id} in the log")
             judge = live.judge = Judge(made[0], match_id=match_id)
+            duels.hold(match_id, judge)
+            duels.taken(match_id, made)
             made, expected = made[1:], 1
         if expected > judge.next_seq:
             raise ConcurrencyError(match_id, expected, judge.next_seq)
@@ -399,7 +437,22 @@ class Clerk:
         Raises:
             ImportRejected: a line or a match fails a check (naming the line); nothing was written.
         """
-        appended = import_jsonl(self.store, lines)
+        duels = _DuelBook(self.store)
+
+        def check(match_id: UUID, events: Sequence[tuple[int, Event]]) -> None:
+            check_match(match_id, events)  # the judge, as audit runs it
+            line, started = events[0]
+            assert isinstance(started, MatchStarted)
+            try:
+                judge = Judge(started, match_id=match_id)
+                duels.hold(match_id, judge)
+                if len(events) > 1:
+                    _refuse(judge.verdict(1, events[1][1])[0])
+            except IllegalAction as error:
+                raise ImportRejected(f"line {line}: {error.message} [{error.code}]") from None
+            duels.taken(match_id, [event for _, event in events[:2]])
+
+        appended = self.store.import_jsonl(lines, check=check)
         for done in appended:
             self.forget(done.match_id)  # (a match the log held in part goes on from the import)
         return appended
@@ -462,7 +515,8 @@ class Clerk:
             raise UsageError(f"seq {at} is not in match {source} (seqs 0 to {last})", code="usage.seq")
         started = records[0].event
         assert isinstance(started, MatchStarted)
-        copied = msgspec.structs.replace(started, origin=Origin(source, at))
+        # A fork is a what-if of its own, not a game of the duel its origin was played in.
+        copied = msgspec.structs.replace(started, origin=Origin(source, at), duel=None)
         copies = [draft(copied, at_us=records[0].at_us), *(draft(r.event, at_us=r.at_us) for r in records[1:])]
         new_id = uuid7()
         self.append(new_id, copies, 0)
@@ -478,6 +532,52 @@ class Clerk:
         started = self.store.read(match_id, stop=0)[0].event
         assert isinstance(started, MatchStarted)
         return started
+
+
+class _DuelBook:
+    """The games a clerk holds a new duel game to (`replay.pairs`): the log's, and the ones it took
+    earlier in the same call (a bulk append, an import), which the log does not hold yet."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._taken: list[tuple[str, MatchStarted, str | None]] = []  # (match, start, first commitment)
+
+    def hold(self, match_id: UUID, judge: Judge, *, start: bool = True) -> None:
+        """Refuse the start of a duel's game (`start`) that breaks its duel or its pair, and tell its
+        judge the pair's chance; nothing for a match that is no duel's game.
+
+        Raises:
+            IllegalAction: (duel.*) the rule it breaks; nothing was written.
+        """
+        started = judge.started
+        duel = started.duel
+        if duel is None:
+            return
+        me = str(match_id)
+        duel_first, pair_first, seed = duel_games(self.store, duel.id, duel.pair, besides=me)
+        for other_id, other, committed in self._taken:
+            assert other.duel is not None
+            if other.duel.id != duel.id or other_id == me:
+                continue
+            duel_first = duel_first or DuelGame(match_id=other_id, started=other)
+            if other.duel.pair == duel.pair:
+                pair_first = pair_first or DuelGame(match_id=other_id, started=other)
+                if seed is None and committed is not None:
+                    seed = PairSeed(match_id=other_id, commitment=committed)
+        if start:
+            broken = start_break(me, started, duel_first, pair_first)
+            if broken is not None:
+                raise IllegalAction(broken.rule, broken.message)
+        duplicate = (duel_first.started if duel_first is not None else started).duel.duplicate  # type: ignore[union-attr]
+        judge.pair_chance = PairChance(me, started, duplicate, seed)
+
+    def taken(self, match_id: UUID, made: Sequence[Event]) -> None:
+        """Count a match taken in this call (its first events) among the log's, for the games after it."""
+        started = made[0]
+        if not isinstance(started, MatchStarted) or started.duel is None:
+            return
+        committed = made[1].commitment if len(made) > 1 and isinstance(made[1], ChanceCommitted) else None
+        self._taken.append((str(match_id), started, committed))
 
 
 def _refuse(findings: list[AuditFinding]) -> None:

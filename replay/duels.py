@@ -17,8 +17,10 @@ from uuid import UUID
 
 import msgspec
 
-from matchlog.events import Sprt, UnknownMatch
+from matchlog.events import IllegalAction, Sprt, UnknownMatch, UsageError
+from matchlog.store.prefixes import unique_prefix
 
+from .pairs import DuelGame, PairSeed, chance_break, start_break
 from .results import Result, results
 from .sprt import Estimate, estimate, llr
 
@@ -29,7 +31,9 @@ __all__ = [
     "OpenPair",
     "duel_report",
     "game_score",
+    "held_to_the_rule",
     "report_of",
+    "resolve_duel",
     "with_luck",
 ]
 
@@ -111,16 +115,28 @@ def game_score(result: Result, seat: int) -> float:
 
 
 def duel_report(store: Any, duel_id: str) -> DuelReport:
-    """The report of duel `duel_id` from the log behind `store`.
+    """The report of duel `duel_id` (its id, or a unique prefix of it) from the log behind `store`.
 
     Raises:
-        UnknownMatch: no match of the log belongs to that duel.
+        UnknownMatch: no duel of the log has that id or prefix, or more than one has that prefix.
         DecodeError: a stored event does not decode.
+        IllegalAction: a game of the duel breaks the rule of its pairs (`held_to_the_rule`).
     """
-    head, found = results(store, duel=duel_id)
+    head, found = results(store, duel=resolve_duel(store, duel_id))
     if not found:
         raise UnknownMatch(f"no duel {duel_id} in this log")
     return with_luck(store, report_of(found, head))
+
+
+def resolve_duel(store: Any, duel_id: str) -> str:
+    """The full id of a duel given its id or a unique prefix of it, as a match's is taken.
+
+    Raises:
+        UnknownMatch: no duel, or more than one, has that prefix.
+    """
+    query = """SELECT DISTINCT payload ->> '$.duel.id' AS duel FROM events
+        WHERE type = 'match.started' AND seq = 0 AND duel LIKE ? ORDER BY duel LIMIT 2"""
+    return unique_prefix(duel_id, "duel", "this log", lambda like: store.query(query, [like]))
 
 
 def with_luck(store: Any, report: DuelReport) -> DuelReport:
@@ -156,9 +172,50 @@ def with_luck(store: Any, report: DuelReport) -> DuelReport:
     return msgspec.structs.replace(report, luck=said, luck_adjusted=mean, luck_games=len(adjusted))
 
 
+def held_to_the_rule(found: Sequence[Result]) -> Result:
+    """The duel's first game (the first whose start the log committed), once every game of `found`
+    keeps the rule of a duel's pairs (`replay.pairs`), as the clerk and `audit` hold them to it.
+
+    Raises:
+        IllegalAction: the rule a game breaks (its code: usage.duel or usage.sprt for a tag no duel
+            could have, duel.* for a game that is not its pair's), naming the game: no report is
+            made of games that are not a duel's.
+    """
+    games = sorted(found, key=lambda r: (r.started_leaf, r.match_id))
+    firsts: dict[int, DuelGame] = {}
+    seeds: dict[int, PairSeed] = {}
+    duel_first: DuelGame | None = None
+    for result in games:
+        started, duel = result.started, result.started.duel
+        assert duel is not None
+        try:
+            duel.check(len(started.seats))
+        except UsageError as error:
+            raise IllegalAction(error.code, f"match {result.match_id}: {error.message}; `audit` names it") from None
+        broken = start_break(result.match_id, started, duel_first, firsts.get(duel.pair))
+        if broken is None:
+            # A game that ended by the rules drew whatever chance its game has.
+            drew = result.outcome is not None and result.outcome.result != "abandoned"
+            duplicate = (duel_first.started if duel_first is not None else started).duel.duplicate  # type: ignore[union-attr]
+            broken = chance_break(result.match_id, started, duplicate, result.commitment, drew, seeds.get(duel.pair))
+        if broken is not None:
+            raise IllegalAction(broken.rule, f"{broken.message}; `audit` names it")
+        game = DuelGame(match_id=result.match_id, started=started)
+        duel_first = duel_first or game
+        firsts.setdefault(duel.pair, game)
+        if result.commitment is not None:
+            seeds.setdefault(duel.pair, PairSeed(match_id=result.match_id, commitment=result.commitment))
+    assert duel_first is not None
+    return next(r for r in games if r.match_id == duel_first.match_id)
+
+
 def report_of(found: Sequence[Result], head: int) -> DuelReport:
-    """The report of a duel's matches (as `results` gives them: ended ones in commit order)."""
-    first = min(found, key=lambda r: (r.started.duel.pair, r.started.duel.game))  # type: ignore[union-attr]
+    """The report of a duel's matches (as `results` gives them: ended ones in commit order).
+
+    Raises:
+        IllegalAction: a game breaks the rule of a duel's pairs (`held_to_the_rule`).
+    """
+    first = held_to_the_rule(found)
     tag = first.started.duel
     assert tag is not None
     games = tag.games

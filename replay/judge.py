@@ -81,6 +81,8 @@ from matchlog.events import (
     seat_problem,
 )
 
+from .pairs import PairChance
+
 __all__ = ["NOT_A_LITERAL", "SEGMENT_EVENTS", "AuditFinding", "Judge", "Segment", "literal"]
 
 #: Removal codes that come from outside the rules (a timeout, an exception, a lost connection).
@@ -179,7 +181,8 @@ class Judge:
 
         Raises:
             UsageError: the game is not one this matchlog knows, or is not played by that many, or a
-                seat's name or player is one no table takes (`usage.seat_name`).
+                seat's name or player is one no table takes (`usage.seat_name`), or a duel tag no duel
+                at that table could give (`usage.duel`, `usage.sprt`: `events.Duel.check`).
             MatchlogError: the rules cannot set the table up as described (options, a position).
         """
         self.match_id = str(match_id)
@@ -190,6 +193,13 @@ class Judge:
             problem = seat_problem(sitting)
             if problem is not None:
                 raise UsageError(f"seat {seat}: {problem}", code="usage.seat_name")
+        if started.duel is not None:  # a tag no duel at this table could give its game
+            started.duel.check(self.seats)
+        self.started = started
+        #: In a new game of a duel, the pair's chance as the log holds it (`replay.pairs`, set by the
+        #: clerk): what follows the start is the commitment to the pair's seed. None: nothing to
+        #: hold the match to.
+        self.pair_chance: PairChance | None = None
         #: The effective history: (seq, state after it, the seat that answered it or None); an undo
         #: pops it. Segment events are not on it (no undo takes one back).
         self.stack: list[tuple[int, Any, int | None]] = [(0, self.engine.start(started), None)]
@@ -329,6 +339,8 @@ class Judge:
                 f"the service draws this match's chance, resumes it and ends it; {event.tag} is not the referee's",
             )
             return found, counts
+        if seq == 1 and self.pair_chance is not None:
+            self.pair_chance.judge(event, find)
         engine, before = self.engine, self.stack[-1][1]
         match event:
             case ActionsUndone(seqs=seqs):

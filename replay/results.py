@@ -42,6 +42,7 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
     leaf: int
     commitment: str | None = None
     seed: str | None = None
+    started_leaf: int = -1  # the leaf of its start: where the log committed it
 
 
 class LogHead(msgspec.Struct, frozen=True):
@@ -146,4 +147,5 @@ def _result(rows: Sequence[tuple[Any, ...]]) -> Result:
         leaf=events[0][2] if end is None else end[1],
         commitment=commitment,
         seed=seed,
+        started_leaf=events[0][2],
     )

@@ -1,5 +1,8 @@
 """Time travel: the state of a match at any seq, folded from the nearest cached snapshot.
 
+A match asked about again is stepped through from memory instead (`replay.steps_cache`): its
+events read once, a state kept every few seqs; what follows is the path from the file.
+
 A snapshot is the effective state after some seq S, as it was at S; it stays right for every later
 seq N unless an undo between S and N takes back an event at or before S, in which case an earlier
 snapshot (or seq 0) is used. Snapshots are a cache: dropping them changes nothing but speed. The
@@ -21,6 +24,7 @@ from matchlog.events import ActionsUndone, Record, UsageError
 from matchlog.store import Store
 
 from .fold import engine_of
+from .steps_cache import step_cache
 
 __all__ = ["SNAPSHOT_EVERY", "MatchState", "load", "state_at"]
 
@@ -73,6 +77,10 @@ def state_at(
     else:  # the usual step of a replay: the catalogue need not be read (the tail shows whether seq exists)
         target, game = seq, store.game_of(match_id)
     engine = get_engine(game)
+    if use_snapshots:  # a match being stepped through is served from memory (replay.steps_cache)
+        held = step_cache(store).state(store, match_id, target, engine)
+        if held is not None:
+            return MatchState(match_id, target, engine, held)
     key = engine.spec.snapshot_key
     decoder = _state_decoder(engine.spec.state)
 

@@ -200,6 +200,10 @@ class SqlRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 #: Store errors that mean the request itself cannot be written (the rest mean the log cannot write).
 _REFUSED_WRITES = (
+    "annotation.author",
+    "annotation.note",
+    "annotation.seat",
+    "annotation.stale",
     "store.bad_event",
     "store.bad_start",
     "store.duplicate_id",

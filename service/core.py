@@ -202,6 +202,7 @@ class Service:
         self.ratings = RatingCache()
         # Answers about one match, tagged with a key of this log's own (reads.py says why keyed).
         self.reads = ReadCache(hashlib.sha256(b"matchlog entity tags\0" + admin_token.encode()).digest())
+        self._catch_up: Callable[[], None] = getattr(log.store, "catch_up", lambda: None)
 
     def info(self, match_id: str) -> MatchInfo:
         """The catalogue row of the match a path names: a whole id as the reads keep it (until the
@@ -211,6 +212,9 @@ class Service:
             UnknownMatch: no match, or more than one, has that prefix.
         """
         if len(match_id) == 36:
+            # A front of several (fronts.py) first hears every commit announced before this request,
+            # so no row it keeps is older than an append acknowledged before the request came.
+            self._catch_up()
             with contextlib.suppress(ValueError):
                 return self.reads.info(UUID(match_id), self.log.info)  # (a prefix costs a search)
         return self.log.info(match_id)

@@ -29,7 +29,7 @@ import msgspec
 
 from matchlog.engines import get as get_engine
 from matchlog.engines import parse_options
-from matchlog.events import AnyEvent, Draft, Event, MatchStarted, Seat, UsageError, drafts
+from matchlog.events import Draft, Event, MatchStarted, Seat, UsageError, decode, drafts
 from matchlog.store import Appended
 from matchlog.store.writer import AT_US_MAX
 
@@ -48,10 +48,13 @@ class NewMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class Appending(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """One event to append: the event, and optionally the id and time its referee gave it (an id
-    makes a re-send after a lost answer a no-op)."""
+    """One event to append: the event (a JSON object tagged by its `type`), and optionally the id
+    and time its referee gave it (an id makes a re-send after a lost answer a no-op)."""
 
-    event: AnyEvent  # type: ignore[valid-type]
+    # Kept as JSON values here and decoded by the codec when the batch is judged (`_drafts`): the
+    # events a log may hold are those of the games loaded now (`events.plugins`), not those loaded
+    # when this type was made.
+    event: Annotated[dict[str, Any], msgspec.Meta(description="an event of the match's game, tagged by its `type`")]
     event_id: UUID | None = None
     at_us: Annotated[int, msgspec.Meta(ge=0, lt=AT_US_MAX)] | None = None
 
@@ -125,15 +128,22 @@ class LiveMatches:
 def _drafts(given: Sequence[Appending]) -> list[Draft]:
     """The items as drafts: with the ids and times their referee gave them, else fresh ones (made
     in one go: an id each, one at a time, cost more than judging the event)."""
-    for item in given:
-        if not isinstance(item.event, Event):
-            raise UsageError("each item needs an event", code="usage.event")
-    fresh = drafts([item.event for item in given])
+    events = [_event(item.event) for item in given]
+    fresh = drafts(events)
     return [
         Draft(
-            item.event,
+            event,
             made.event_id if item.event_id is None else item.event_id,
             made.at_us if item.at_us is None else item.at_us,
         )
-        for item, made in zip(given, fresh, strict=True)
+        for item, event, made in zip(given, events, fresh, strict=True)
     ]
+
+
+def _event(value: dict[str, Any]) -> Event:
+    """One item's event, decoded as the log's codec decodes events (of the games loaded now).
+
+    Raises:
+        DecodeError: it is not an event of any game loaded, or not a valid one.
+    """
+    return decode(msgspec.json.encode(value))

@@ -21,18 +21,28 @@ from matchlog.file import FileLog
 from matchlog.locate import admin_token, remove_server_file, token_path, write_server_file
 
 from .app import create_app
+from .fronts import serve_fronts
 
-__all__ = ["serve"]
+__all__ = ["run_app", "serve"]
 
 _STOP = (signal.SIGINT, signal.SIGTERM)
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, with our sockets and a hook to end the follow streams when it stops."""
+    """uvicorn's server, with our sockets, a hook to end the follow streams when it stops, and one
+    for when it has started."""
 
-    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None]) -> None:
+    def __init__(
+        self, config: uvicorn.Config, on_exit: Callable[[], None], on_started: Callable[[], None] | None = None
+    ) -> None:
         super().__init__(config)
         self._on_exit = on_exit
+        self._on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self._on_started is not None and not self.should_exit:
+            self._on_started()
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         self._on_exit()
@@ -68,12 +78,15 @@ def serve(
     on_listening: Callable[[str, Path], None] | None = None,
     access_log: bool = False,
     checkpoint_every: float | None = None,
+    fronts: int = 1,
 ) -> None:
     """Serve the log at `db` (created if missing) until Ctrl-C or SIGTERM, signing a checkpoint of its
-    tree every `checkpoint_every` seconds.
+    tree every `checkpoint_every` seconds; with `fronts` > 1, the requests are served by that many
+    processes while this one keeps the log (fronts.py).
 
     Raises:
         StoreBusy: another process holds the log.
+        StoreError: (`store.fronts`) a front did not start, or stopped while serving.
         UsageError: the address cannot be bound.
     """
     log = FileLog(db, mode="create")
@@ -84,27 +97,33 @@ def serve(
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
         url = f"http://{shown}:{bound_port}"
-        app = create_app(log, token, checkpoint_every=checkpoint_every)
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            access_log=access_log,
-            timeout_graceful_shutdown=5,
-            lifespan="on",
-            ws="none",
-        )
-        hub = app.state.hub
-        server = _Server(config, on_exit=lambda: _close_soon(hub))
-        write_server_file(db, url)
+
+        def listening() -> None:
+            write_server_file(db, url)
+            if on_listening is not None:
+                on_listening(url, token_path(db))
+
         # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again for the
         # handler it found; ours only notes it, so the log is closed and the server file removed.
         stopped_by: list[int] = []
         handlers = {sig: signal.signal(sig, lambda number, frame: stopped_by.append(number)) for sig in _STOP}
         try:
-            if on_listening is not None:
-                on_listening(url, token_path(db))
-            _settle_the_collector()
-            server.run(sockets=[sock])
+            if fronts > 1:
+                serve_fronts(
+                    log,
+                    token,
+                    sock,
+                    fronts,
+                    access_log=access_log,
+                    checkpoint_every=checkpoint_every,
+                    listening=listening,
+                    stopped=lambda: bool(stopped_by),
+                )
+            else:
+                app = create_app(log, token, checkpoint_every=checkpoint_every)
+                listening()
+                _settle_the_collector()
+                run_app(app, sock, access_log=access_log)
         finally:
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
@@ -112,6 +131,23 @@ def serve(
             sock.close()
     finally:
         log.close()
+
+
+def run_app(app: Any, sock: socket.socket, *, access_log: bool, on_started: Callable[[], None] | None = None) -> None:
+    """Serve `app` on `sock` with uvicorn until SIGINT or SIGTERM (`on_started()` once it listens)."""
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=access_log,
+        timeout_graceful_shutdown=5,
+        lifespan="on",
+        ws="none",
+    )
+    hub = app.state.hub
+    server = _Server(config, on_exit=lambda: _close_soon(hub), on_started=on_started)
+    if on_started is not None:  # (a front: the owner settled nothing for it)
+        _settle_the_collector()
+    server.run(sockets=[sock])
 
 
 def _close_soon(hub: Any) -> None:

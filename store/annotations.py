@@ -50,6 +50,7 @@ __all__ = [
     "NewAnnotation",
     "StoredAnnotation",
     "annotation_hash",
+    "check_author",
     "has_annotations",
 ]
 
@@ -153,13 +154,12 @@ def has_annotations(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(found[0][0])
 
 
-def _check(new: NewAnnotation) -> None:
-    """Refuse an annotation no log should keep.
+def check_author(author: str) -> None:
+    """Refuse an author no annotation may name.
 
     Raises:
-        StoreError: an empty or overlong author, a control character in it, or a seat out of range.
+        StoreError: an empty or overlong author, spaces around it, or a control character in it.
     """
-    author = new.author
     if not author or len(author) > MAX_AUTHOR or author != author.strip():
         raise StoreError(
             f"an annotation's author is 1 to {MAX_AUTHOR} characters without spaces around them, not {author[:40]!r}",
@@ -168,6 +168,15 @@ def _check(new: NewAnnotation) -> None:
     found = control_character(author)
     if found is not None:
         raise StoreError(f"an annotation's author holds a control character ({found})", code="annotation.author")
+
+
+def _check(new: NewAnnotation) -> None:
+    """Refuse an annotation no log should keep.
+
+    Raises:
+        StoreError: an empty or overlong author, a control character in it, or a seat out of range.
+    """
+    check_author(new.author)
     if new.seat is not None and (type(new.seat) is not int or not 0 <= new.seat <= 32_767):
         raise StoreError(f"seat {new.seat!r} is not a seat number", code="annotation.seat")
     if not isinstance(new.note, Note):

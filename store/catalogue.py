@@ -7,7 +7,6 @@ crash. `verify` checks each head against the chain, which is how a deleted last 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
@@ -19,6 +18,7 @@ import msgspec
 from matchlog.events import ActionsUndone, Event, MatchEnded, MatchStarted, Outcome, UnknownMatch
 
 from .handle import LogHandle
+from .prefixes import unique_prefix
 from .schema import MATCH_COLUMNS
 
 __all__ = [
@@ -382,19 +382,7 @@ class CatalogueReads(LogHandle):
             if not found:
                 raise UnknownMatch(f"no match {match_id} in {self.path}")
             return match_id
-        text = str(match_id).strip().lower()
-        if not re.fullmatch(r"[0-9a-f-]{1,36}", text):
-            raise UnknownMatch(f"{match_id!r} is not a match id (hex digits and dashes)")
-        found = (
-            self._read()
-            .execute(
-                "SELECT match_id FROM matches WHERE match_id::VARCHAR LIKE ? ORDER BY match_id LIMIT 2",
-                [text + "%"],
-            )
-            .fetchall()
+        query = "SELECT match_id FROM matches WHERE match_id::VARCHAR LIKE ? ORDER BY match_id LIMIT 2"
+        return unique_prefix(
+            match_id, "match", str(self.path), lambda like: self._read().execute(query, [like]).fetchall()
         )
-        if not found:
-            raise UnknownMatch(f"no match {text} in {self.path}")
-        if len(found) > 1:
-            raise UnknownMatch(f"{text} is the start of more than one match id; give more of it")
-        return found[0][0]

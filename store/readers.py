@@ -175,6 +175,21 @@ class EventReads(CatalogueReads):
         for columns in self._stream(query, params, batch_rows):
             yield columns["m"], columns["seq"], columns["type"], columns["version"], columns["payload"]
 
+    def event_lines(self, match_ids: Sequence[UUID] | None = None, *, batch_rows: int = 100_000) -> Iterator[Any]:
+        """The log as Arrow record batches of (m: match id text, type, version, line: the payload and
+        a newline), ordered by match and seq: a batch's lines lie end to end in one buffer, which a
+        bulk reader decodes in one call (`replay.fold_all`)."""
+        where, params = _match_filter(match_ids)
+        query = (
+            "SELECT match_id::VARCHAR AS m, type, version, payload || chr(10) AS line"
+            f" FROM events {where} ORDER BY match_id, seq"
+        )
+        cursor = self._db.cursor()
+        try:
+            yield from cursor.sql(query, params=params).to_arrow_reader(batch_rows)
+        finally:
+            cursor.close()
+
     def events_arrow(self, match_ids: Sequence[UUID] | None = None, columns: str = "*"):
         """The events table (or some of its columns) as an Arrow table, for bulk work."""
         where, params = _match_filter(match_ids)

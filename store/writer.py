@@ -75,7 +75,7 @@ from matchlog.events import (
 from matchlog.proofs.tree import Frontier
 
 from .catalogue import Appended, Figures, MatchInfo, SeatRow, select_matches
-from .chain import GENESIS, chain_hash
+from .chain import GENESIS, chain_hashes
 from .schema import EVENT_ROWS, FIGURE_ROWS, MATCH_ROWS, SEAT_ROWS, TREE_NODE_ROWS
 from .tree import committed_tree
 
@@ -121,8 +121,12 @@ AT_US_MIN = -62_135_596_800_000_000
 AT_US_MAX = 253_402_300_800_000_000
 
 
-class Item(msgspec.Struct, frozen=True):
-    """One event ready for the log: its bytes, id and time, and (on import) the hash it claims."""
+class Item(msgspec.Struct, frozen=True, gc=False):
+    """One event ready for the log: its bytes, id and time, and (on import) the hash it claims.
+
+    Not tracked by the cyclic garbage collector (`gc=False`): it holds an event and values, so it is
+    never part of a cycle, and a bulk append makes one per event (tracked, 50,000 of them set the
+    collector running over the whole process's objects dozens of times a batch)."""
 
     event: Event
     event_id: str  # canonical text, as the log hashes and stores it
@@ -139,8 +143,14 @@ def items(events: Sequence[Event | Draft]) -> tuple[Item, ...]:
     Raises:
         StoreError: something in `events` is not an event.
     """
-    fresh = iter(uuid7_texts(sum(not isinstance(e, Draft) for e in events)))
     at_us = now_us()
+    kinds = set(map(type, events))
+    if all(issubclass(kind, Event) for kind in kinds):  # the usual bulk: bare events, made a column at a time
+        return tuple(
+            Item(event, event_id, at_us, event.version, payload.decode())
+            for event, event_id, payload in zip(events, uuid7_texts(len(events)), map(encode, events), strict=True)
+        )
+    fresh = iter(uuid7_texts(sum(not isinstance(e, Draft) for e in events)))
     made = []
     for event in events:
         if isinstance(event, Draft):
@@ -197,11 +207,67 @@ class _Pending:
         return seq if seq is not None else self.base.ids.get(event_id)
 
 
+class _EventRows:
+    """The event rows one transaction will write, a list per column (in leaf order): built by
+    extending each column with a request's, and handed to Arrow as they are, never as rows."""
+
+    __slots__ = COLUMNS = (
+        "match_id", "seq", "event_id", "at_us", "actor", "game", "type", "version", "seat", "payload", "hash", "leaf"
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        for name in self.COLUMNS:
+            setattr(self, name, [])
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def add(
+        self,
+        match_text: str,
+        first: int,
+        event_ids: list[str],
+        at_us: list[int],
+        actors: list[int | None],
+        game: str,
+        types: list[str],
+        versions: list[int],
+        seats: list[int | None],
+        payloads: list[str],
+        hashes: list[bytes],
+        leaf: int,
+    ) -> None:
+        """Add one request's rows: seqs from `first`, leaves from `leaf`."""
+        count = len(event_ids)
+        self.match_id.extend([match_text] * count)
+        self.seq.extend(range(first, first + count))
+        self.event_id.extend(event_ids)
+        self.at_us.extend(at_us)
+        self.actor.extend(actors)
+        self.game.extend([game] * count)
+        self.type.extend(types)
+        self.version.extend(versions)
+        self.seat.extend(seats)
+        self.payload.extend(payloads)
+        self.hash.extend(hashes)
+        self.leaf.extend(range(leaf, leaf + count))
+
+    def columns(self) -> list[list[Any]]:
+        return [getattr(self, name) for name in self.COLUMNS]
+
+    def payload_at(self, match_text: str, seq: int) -> str | None:
+        """The payload of a row of this group, the latest first (None: the group holds none there)."""
+        for k in range(len(self.seq) - 1, -1, -1):
+            if self.seq[k] == seq and self.match_id[k] == match_text:
+                return self.payload[k]
+        return None
+
+
 @dataclass
 class _Group:
     """The rows one transaction will write."""
 
-    events: list[tuple[Any, ...]] = field(default_factory=list)  # in leaf order
+    rows: _EventRows = field(default_factory=_EventRows)  # in leaf order
     touched: dict[UUID, _Pending] = field(default_factory=dict)
     created: set[UUID] = field(default_factory=set)  # matches whose first events are in this group
     seats: dict[tuple[UUID, int], SeatRow] = field(default_factory=dict)
@@ -210,7 +276,8 @@ class _Group:
 
 _STOP = object()
 #: Events after seq 0 that change a match's catalogue row beyond its head.
-_CATALOGUED = (MatchEnded, ActionsUndone)
+_CATALOGUED_TAGS = (MatchEnded.__struct_config__.tag, ActionsUndone.__struct_config__.tag)
+_STARTED = MatchStarted.__struct_config__.tag
 
 
 class Writer:
@@ -557,79 +624,71 @@ class Writer:
         prev = info.head_hash if info is not None else GENESIS
         match_text = str(match_id)
         assert self.tree is not None  # (a log whose tree cannot be extended is damaged: refused above)
-        leaf = self.tree.size + len(group.events)  # the leaves follow the group's events so far
-        rows: list[tuple[Any, ...]] = []
-        new_ids: dict[str, int] = {}
+        leaf = self.tree.size + len(group.rows)  # the leaves follow the group's events so far
+        todo = items[resent:] if resent else items
+        count = len(todo)
+        # The rows are built a column at a time (each a comprehension, or a constant repeated): the
+        # per-event Python is the checks' one pass over each column and the chain's hash.
+        events = [entry.event for entry in todo]
+        types = [event.tag for event in events]
+        seats_column = [getattr(event, "seat", None) for event in events]
+        actors = [event.actor for event in events]
+        at_us = [entry.at_us for entry in todo]
+        _check_columns(match_id, first, events, types, seats_column, actors, at_us)
         seats: list[SeatRow] = []
-        seq = first - 1
         game = info.game if info is not None else ""
-        for entry in items[resent:] if resent else items:
-            seq += 1
-            event = entry.event
-            if seq == 0:
-                if not isinstance(event, MatchStarted):
-                    raise StoreError(
-                        f"match {match_id} must start with match.started, not {event.tag}", code="store.bad_start"
-                    )
-                if not event.seats:  # every reader of a match needs a seat to show it to
-                    raise StoreError(f"match {match_id} starts with no seats", code="store.bad_start")
-                info = MatchInfo.started(match_id, event, entry.at_us)
-                game = info.game
-                seats = info.seat_rows()
-            elif isinstance(event, MatchStarted):
-                raise StoreError(
-                    f"match {match_id} has already started (match.started at seq {seq})", code="store.bad_start"
-                )
-            tag = event.tag
-            seat = getattr(event, "seat", None)
-            if seat is not None and (type(seat) is not int or not 0 <= seat <= _MAX_SEAT):
-                raise StoreError(f"{tag}: seat {seat} is not a seat number", code="store.bad_event")
-            actor = event.actor
-            if actor is not None and (type(actor) is not int or not 0 <= actor <= _MAX_SEAT):
-                raise StoreError(f"{tag}: actor {actor} is not a seat number", code="store.bad_event")
-            event_id, at_us, version, payload = entry.event_id, entry.at_us, entry.version, entry.payload
-            if not AT_US_MIN <= at_us < AT_US_MAX:
-                raise StoreError(f"{tag}: {at_us} us since 1970 is not a time the log can hold", code="store.bad_event")
-            digest = chain_hash(prev, match_text, seq, event_id, at_us, actor, game, tag, version, seat, payload)
-            if entry.claimed_hash is not None and entry.claimed_hash != digest:
+        if first == 0:
+            started = events[0]
+            assert isinstance(started, MatchStarted)  # (_check_columns)
+            info = MatchInfo.started(match_id, started, at_us[0])
+            game = info.game
+            seats = info.seat_rows()
+        event_ids = [entry.event_id for entry in todo]
+        payloads = [entry.payload for entry in todo]
+        versions = [entry.version for entry in todo]
+        hashes = chain_hashes(
+            prev, match_text, first, event_ids, at_us, actors, game, types, versions, seats_column, payloads
+        )
+        for offset, entry in enumerate(todo):
+            if entry.claimed_hash is not None and entry.claimed_hash != hashes[offset]:
+                seq = first + offset
                 where = f"line {entry.line}" if entry.line is not None else f"seq {seq}"
                 raise ImportRejected(
                     f"match {match_id} seq {seq} ({where}): its hash does not follow from the chain "
-                    f"(claimed {entry.claimed_hash.hex()[:16]}…, computed {digest.hex()[:16]}…)"
+                    f"(claimed {entry.claimed_hash.hex()[:16]}…, computed {hashes[offset].hex()[:16]}…)"
                 )
-            rows.append((match_text, seq, event_id, at_us, actor, game, tag, version, seat, payload, digest, leaf))
-            leaf += 1
-            new_ids[event_id] = seq
-            if isinstance(event, _CATALOGUED):
-                assert info is not None
-                ended_before = info.ended_seq
-                info = info.after(seq, event, at_us, digest)
-                if info.ended_seq != ended_before:
-                    seats = info.seat_rows()
-            prev = digest
+        for offset in _catalogued(types):  # an ending or an undo changes the catalogue row beyond its head
+            assert info is not None
+            ended_before = info.ended_seq
+            info = info.after(first + offset, events[offset], at_us[offset], hashes[offset])
+            if info.ended_seq != ended_before:
+                seats = info.seat_rows()
+        seq = first + count - 1
+        prev = hashes[-1]
         assert info is not None
         info = msgspec.structs.replace(info, last_seq=seq, head_hash=prev)
 
         # The request is good: fold it into the group.
-        group.events.extend(rows)
+        group.rows.add(
+            match_text, first, event_ids, at_us, actors, game, types, versions, seats_column, payloads, hashes, leaf
+        )
         if first == 0:
             group.created.add(match_id)
         for row in seats:
             group.seats[(match_id, row.seat)] = row
-        pending.ids.update(new_ids)
+        pending.ids.update(zip(event_ids, range(first, first + count), strict=True))
         pending.info = info
         group.touched[match_id] = pending
         if request.figures is not None:
             group.figures.append(request.figures)
-        return Appended(match_id, expected, seq, prev, len(rows))
+        return Appended(match_id, expected, seq, prev, count)
 
     def _stored_payload(self, match_id: UUID, seq: int, group: _Group) -> str | None:
         """The payload stored (or about to be, in `group`) at `seq` of a match (re-sends are rare:
         one query each)."""
-        match_text = str(match_id)
-        for row in reversed(group.events):
-            if row[0] == match_text and row[1] == seq:
-                return row[9]
+        payload = group.rows.payload_at(str(match_id), seq)
+        if payload is not None:
+            return payload
         found = self._con.execute(
             "SELECT payload FROM events WHERE match_id = ? AND seq = ?", [match_id, seq]
         ).fetchall()
@@ -694,10 +753,10 @@ class Writer:
         other_seats = {key: row for key, row in group.seats.items() if key[0] not in group.created}
         assert self.tree is not None
         tree = self.tree.copy()
-        kept = tree.extend([row[10] for row in group.events])
+        kept = tree.extend(group.rows.hash)
         try:
             con.begin()
-            _insert_events(con, group.events)
+            _insert_events(con, group.rows)
             insert_tree(con, kept)
             if created:
                 _insert(con, "matches", [info.row() for info in created], MATCH_ROWS, upsert=False)  # type: ignore[union-attr]
@@ -732,7 +791,7 @@ class Writer:
             self._open.move_to_end(match_id)
         while len(self._open) > OPEN_MATCHES:
             self._open.popitem(last=False)
-        if self.listeners and group.events:
+        if self.listeners and group.rows:
             heads = [(m, p.info.last_seq) for m, p in group.touched.items() if p.info is not None]
             for listener in self.listeners:
                 with contextlib.suppress(Exception):  # a listener never fails a commit
@@ -824,6 +883,81 @@ def _not_whole(info: MatchInfo | None, seqs: list[int], head: bytes | None) -> s
     return None
 
 
+def _check_columns(
+    match_id: UUID,
+    first: int,
+    events: list[Event],
+    types: list[str],
+    seats: list[int | None],
+    actors: list[int | None],
+    at_us: list[int],
+) -> None:
+    """Check what the log needs of a request's events (from seq `first`) a column at a time; where
+    something is wrong, find the first event that is, in seq order, and say what.
+
+    Raises:
+        StoreError: the events cannot start or continue this match, or a seat, actor or time
+            cannot be stored.
+    """
+    later = types[1:] if first == 0 else types
+    if (first == 0 and not (isinstance(events[0], MatchStarted) and events[0].seats)) or _STARTED in later:
+        _check_each(match_id, first, events, seats, actors, at_us)
+    for column in (seats, actors):
+        given = [value for value in column if value is not None]
+        if given and (set(map(type, given)) != {int} or min(given) < 0 or max(given) > _MAX_SEAT):
+            _check_each(match_id, first, events, seats, actors, at_us)
+    if set(map(type, at_us)) != {int} or min(at_us) < AT_US_MIN or max(at_us) >= AT_US_MAX:
+        _check_each(match_id, first, events, seats, actors, at_us)
+
+
+def _check_each(
+    match_id: UUID,
+    first: int,
+    events: list[Event],
+    seats: list[int | None],
+    actors: list[int | None],
+    at_us: list[int],
+) -> None:
+    """`_check_columns` event by event, raising for the first event found wrong.
+
+    Raises:
+        StoreError: as `_check_columns`.
+    """
+    for offset, (event, seat, actor, at) in enumerate(zip(events, seats, actors, at_us, strict=True)):
+        seq, tag = first + offset, event.tag
+        if seq == 0:
+            if not isinstance(event, MatchStarted):
+                raise StoreError(f"match {match_id} must start with match.started, not {tag}", code="store.bad_start")
+            if not event.seats:  # every reader of a match needs a seat to show it to
+                raise StoreError(f"match {match_id} starts with no seats", code="store.bad_start")
+        elif isinstance(event, MatchStarted):
+            raise StoreError(
+                f"match {match_id} has already started (match.started at seq {seq})", code="store.bad_start"
+            )
+        if seat is not None and (type(seat) is not int or not 0 <= seat <= _MAX_SEAT):
+            raise StoreError(f"{tag}: seat {seat} is not a seat number", code="store.bad_event")
+        if actor is not None and (type(actor) is not int or not 0 <= actor <= _MAX_SEAT):
+            raise StoreError(f"{tag}: actor {actor} is not a seat number", code="store.bad_event")
+        if type(at) is not int or not AT_US_MIN <= at < AT_US_MAX:
+            raise StoreError(f"{tag}: {at} us since 1970 is not a time the log can hold", code="store.bad_event")
+
+
+def _catalogued(types: list[str]) -> list[int]:
+    """The offsets, in order, of the events among `types` that change a catalogue row beyond its
+    head (found with list.index: most requests hold none)."""
+    found = []
+    for tag in _CATALOGUED_TAGS:
+        start = 0
+        while True:
+            try:
+                start = types.index(tag, start)
+            except ValueError:
+                break
+            found.append(start)
+            start += 1
+    return sorted(found)
+
+
 def _moved(match_id: UUID, entry: Item, stored_at: int, seq: int) -> EventConflict:
     """The conflict of an event id sent again for another seq than the one that holds it."""
     return EventConflict(
@@ -856,13 +990,21 @@ def _timestamp(at_us: int) -> datetime:
     return _EPOCH + timedelta(microseconds=at_us)
 
 
-def _insert_events(con: duckdb.DuckDBPyConnection, rows: list[tuple[Any, ...]]) -> None:
-    """Insert event rows (times in us since the epoch)."""
+def _insert_events(con: duckdb.DuckDBPyConnection, rows: _EventRows) -> None:
+    """Insert event rows (times in us since the epoch): a few through the appender, as rows; many
+    through Arrow, a column at a time."""
     if not rows:
         return
+    columns = rows.columns()
     if len(rows) < ARROW_ROWS:
-        rows = [(m, seq, eid, _timestamp(at), *rest) for m, seq, eid, at, *rest in rows]
-    _insert_rows(con, "events", rows, EVENT_ROWS, _INSERT_EVENTS)
+        columns[3] = [_timestamp(at) for at in columns[3]]
+        _insert_rows(con, "events", list(zip(*columns, strict=True)), EVENT_ROWS, _INSERT_EVENTS)
+        return
+    table = pa.Table.from_arrays(
+        [pa.array(values, type=column.type) for values, column in zip(columns, EVENT_ROWS, strict=True)],
+        schema=EVENT_ROWS,
+    )
+    _insert_table(con, "events", table, _INSERT_EVENTS)
 
 
 def insert_tree(con: duckdb.DuckDBPyConnection, kept: list[tuple[int, int, bytes]]) -> None:
@@ -890,8 +1032,13 @@ def _insert_rows(
     arrays = [
         pa.array(values, type=column.type) for values, column in zip(zip(*rows, strict=True), schema, strict=True)
     ]
+    _insert_table(con, name, pa.Table.from_arrays(arrays, schema=schema), sql)
+
+
+def _insert_table(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table, sql: str) -> None:
+    """Insert an Arrow table's rows with `sql` (which reads them from `{table}`)."""
     view = f"_matchlog_{name}_batch"
-    con.register(view, pa.Table.from_arrays(arrays, schema=schema))
+    con.register(view, table)
     try:
         con.execute(sql.format(table=view))
     finally:

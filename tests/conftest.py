@@ -16,6 +16,9 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
+import typer
+import typer.main
+import typer.testing
 from hypothesis import HealthCheck, settings
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
@@ -81,6 +84,24 @@ assert isinstance(_DEFAULT_HTTP_TIMEOUT, httpx.Timeout), "httpx keeps its defaul
 _DEFAULT_HTTP_TIMEOUT.connect = _DEFAULT_HTTP_TIMEOUT.read = PATIENCE
 _DEFAULT_HTTP_TIMEOUT.write = _DEFAULT_HTTP_TIMEOUT.pool = PATIENCE
 
+# typer's CliRunner turns the typer app into its click command on every `invoke`: for matchlog's
+# forty commands that is most of the cost of a short command run in-process (the suite runs
+# thousands). A `matchlog` process turns it once, at start; so does the suite, once per app.
+_TURNED: dict[int, tuple[typer.Typer, Any]] = {}
+_turn = typer.testing._get_command
+assert _turn is typer.main.get_command, "typer's CliRunner turns its app into a command elsewhere now"
+
+
+def _turned_once(app: typer.Typer) -> Any:
+    """The click command `app` turns into, made the first time a test runs it."""
+    held = _TURNED.get(id(app))
+    if held is None or held[0] is not app:
+        held = _TURNED[id(app)] = (app, _turn(app))
+    return held[1]
+
+
+typer.testing._get_command = _turned_once  # type: ignore[assignment]
+
 BACKENDS = ["memory", "file"]
 
 
@@ -106,12 +127,20 @@ def play(store: Store | None, specs: list[str], *, games: int = 1, seed: int = 1
 # -- figures a test reports (the tamper matrix's count, ...) ------------------------------------
 
 _REPORTED: list[str] = []
+_FIGURE = "figure"
 
 
 @pytest.fixture
-def report() -> Callable[[str], None]:
+def report(request: pytest.FixtureRequest) -> Callable[[str], None]:
     """Add a line to the summary pytest prints at the end of the run."""
-    return _REPORTED.append
+    # (Kept with the test's report, which reaches the process that prints the summary also when
+    # pytest-xdist runs the test in a worker of its own.)
+    return lambda line: request.node.user_properties.append((_FIGURE, line))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "teardown":
+        _REPORTED.extend(line for key, line in report.user_properties if key == _FIGURE)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -119,6 +148,19 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_sep("-", "figures the tests measured")
         for line in _REPORTED:
             terminalreporter.write_line(line)
+
+
+# -- one process for the Ray cluster's tests, under pytest-xdist --------------------------------
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`--dist loadgroup`), every test on the Ray cluster runs in one worker:
+    one cluster at a time on the machine (a second would start beside it on the same ports)."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if "cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 # -- a real server ------------------------------------------------------------------------------
@@ -198,17 +240,19 @@ def filled_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-def serve_copy(filled: Path, folder: Path) -> Served:
-    """A server of its own over a copy of `filled`."""
+def serve_copy(filled: Path, folder: Path, *extra: str) -> Served:
+    """A server of its own over a copy of `filled` (`extra`: more options of `matchlog serve`)."""
     db = folder / "served.duckdb"
     shutil.copyfile(filled, db)
-    return start_server(db)
+    return start_server(db, *extra)
 
 
 @pytest.fixture(scope="session")
 def served(filled_log: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """One real server for the session, over a log with matches of every game (tests may add more)."""
-    server = serve_copy(filled_log, tmp_path_factory.mktemp("served"))
+    """One real server for the session, over a log with matches of every game (tests may add more),
+    serving from two front processes while a third keeps the log (`--fronts`): what every test of it
+    proves holds with several fronts; the servers tests start of their own have one process."""
+    server = serve_copy(filled_log, tmp_path_factory.mktemp("served"), "--fronts", "2")
     yield server
     server.stop()
 

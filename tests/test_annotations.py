@@ -514,6 +514,10 @@ def test_annotations_through_the_service_a_view_and_a_seat_writes_only_about_its
                 http.post(f"/api/matches/{porrinha}/analysis", json={"author": "x 1", "notes": []}).status_code == 403
             )
             assert http.get("/api/annotations/export").status_code == 403
+            # A request the log may not keep is the request's fault (400), never "the log cannot" (503).
+            bad_author = {"author": "x\x1b[2J 1", "notes": []}
+            answer = http.post(f"/api/matches/{porrinha}/analysis", json=bad_author, headers=served.headers())
+            assert answer.status_code == 400 and answer.json()["code"] == "annotation.author", answer.text
             exported = http.get("/api/annotations/export", headers=served.headers()).text.splitlines()
             assert len(exported) == total + SEAT_COMMENTS + 1, "every annotation, the seat's and the ruling here too"
     finally:

@@ -291,12 +291,26 @@ FORGERIES = {
         "'chess' is not a game this matchlog knows",
     ),
     "a table the game cannot take": ("davinci", [started("davinci", 3005), ended(3005)], "cannot start"),
-    "an outcome that places 2 of 3,005 seats": ("porrinha", [started("porrinha", 3005), ended(2)], "a place"),
-    "an event for seat 99": ("porrinha", [started("porrinha", 2), HandChosen(seat=99, hand=1)], "seat 99"),
+    # (The judge's one rule for seats, as every write path and the audit apply it.)
+    "an outcome that places 2 of 3,005 seats": (
+        "porrinha",
+        [started("porrinha", 3005), ended(2)],
+        "names places [1, 2], but the match has seats 0 to 3004 [match.no_such_seat]",
+    ),
+    "an event for seat 99": (
+        "porrinha",
+        [started("porrinha", 2), HandChosen(seat=99, hand=1)],
+        "names seat 99, but the match has seats 0 to 1 [match.no_such_seat]",
+    ),
+    "a second start inside the match": (
+        "porrinha",
+        [started("porrinha", 2), started("porrinha", 2)],
+        "a second match.started inside the match [audit.restarted]",
+    ),
     "an event of another game": (
         "porrinha",
         [started("porrinha", 2), PenguinMoved(seat=0, source=(0, 0), target=(1, 1))],
-        "is not an event of a porrinha match",
+        "is not an event of a Porrinha match [match.wrong_game]",
     ),
     "what only a view shows": ("porrinha", [started("porrinha", 2), HandHidden(seat=0)], "what a view shows"),
     "a duplicated key": (

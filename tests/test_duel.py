@@ -25,6 +25,7 @@ from matchlog.events import (
     ChanceRevealed,
     DiceRolled,
     Duel,
+    IllegalAction,
     OpeningRolled,
     Seat,
     Series,
@@ -34,6 +35,7 @@ from matchlog.events import (
 from matchlog.referee import play_match
 from matchlog.referee.backgammon import HeuristicPlayer, RandomPlayer
 from matchlog.referee.duel import run_duel
+from matchlog.referee.match import MemoryRecorder
 from matchlog.referee.tournament import Setup, play_numbered
 from matchlog.store import Store
 
@@ -166,27 +168,40 @@ def test_a_pair_whose_second_games_chance_was_changed_by_sql_is_named(
     assert f"pair {pair.pair} of duel {run['report']['duel_id']}" in named[0]["message"]
 
 
-def test_a_pair_game_played_on_another_seed_is_named_though_it_audits_clean_alone(tmp_path: Path) -> None:
+def test_a_pair_game_played_on_another_seed_is_refused_and_named_though_it_audits_clean_alone(
+    tmp_path: Path,
+) -> None:
     # A referee that played the second game of a pair on a seed of its own: each game is
-    # faithful to its own commitment; only the pair check sees that the luck was not shared.
-    db = tmp_path / "forged.duckdb"
+    # faithful to its own commitment; only the pair's rule sees that the luck was not shared. The
+    # clerk refuses its commitment; written around the clerk, the audit names it.
     a, b = Seat("heuristic", "heuristic"), Seat("random", "random")
-    tag = Duel(id="forged-duel", pair=1, game=0, games=2, sprt=Sprt(elo0=0.0, elo1=100.0))
-    with Store(db) as store:
-        for game, seats, seed in ((0, (a, b), 7), (1, (b, a), 8)):
-            players = [HeuristicPlayer(), RandomPlayer()] if game == 0 else [RandomPlayer(), HeuristicPlayer()]
-            play_match(
-                "backgammon",
-                seats,
-                players,
-                store=store,
-                seed=seed,
-                series=Series("forged-duel", game + 1, 2),
-                duel=Duel(id=tag.id, pair=1, game=game, games=2, sprt=tag.sprt),
-            )
-    out = invoke("audit", "--all", "--db", str(db), "--json", code=1)
-    rules = sorted({f["rule"] for f in audit_findings(out)})
-    assert rules == ["duel.chance_differs", "duel.commitment_differs"]
+    sprt = Sprt(elo0=0.0, elo1=100.0)
+    games = ((0, (a, b), 7), (1, (b, a), 8))
+    for around in (False, True):
+        db = tmp_path / f"forged-{around}.duckdb"
+        with Store(db) as store:
+            for game, seats, seed in games:
+                players = [HeuristicPlayer(), RandomPlayer()] if game == 0 else [RandomPlayer(), HeuristicPlayer()]
+                recorder = MemoryRecorder() if around else None
+                table = {
+                    "store": None if around else store,
+                    "recorder": recorder,
+                    "seed": seed,
+                    "series": Series("forged-duel", game + 1, 2),
+                    "duel": Duel(id="forged-duel", pair=1, game=game, games=2, sprt=sprt),
+                }
+                if game == 1 and not around:
+                    with pytest.raises(IllegalAction) as refused:
+                        play_match("backgammon", seats, players, **table)
+                    assert refused.value.code == "duel.commitment_differs"
+                    continue
+                result = play_match("backgammon", seats, players, **table)
+                if recorder is not None:
+                    store.append(result.match_id, recorder.drafts, 0)  # the store itself: no judge
+        if around:
+            out = invoke("audit", "--all", "--db", str(db), "--json", code=1)
+            rules = sorted({f["rule"] for f in audit_findings(out)})
+            assert rules == ["duel.chance_differs", "duel.commitment_differs"]
 
 
 def test_ctrl_c_keeps_every_finished_pair_and_a_resumed_duel_completes_its_pairs(tmp_path: Path) -> None:
@@ -436,3 +451,23 @@ def test_a_duplicate_pair_shares_its_seats_randomness_so_a_player_against_itself
         for pair in report.pair_list:
             first, second = ([encode(r.event) for r in log.read(m)[2:]] for m in pair.matches)
             assert first == second  # the same game, the players swapped
+
+
+def test_a_duel_is_named_by_a_unique_prefix_of_its_id_as_a_match_is(tmp_path: Path) -> None:
+    db = tmp_path / "duels.duckdb"
+    with matchlog.open(db, write=True, mode="create") as log:
+        first = run_duel("porrinha", "random", "random", store=log, pairs=1, seed=3, jobs=1).duel_id
+        second = run_duel("porrinha", "random", "random", store=log, pairs=1, seed=4, jobs=1).duel_id
+    whole = invoke("duel-report", first, "--db", str(db), "--json")
+    shared = next(i for i, (a, b) in enumerate(zip(first, second, strict=True)) if a != b)
+    unique = first[: shared + 1]
+    assert invoke("duel-report", unique, "--db", str(db), "--json") == whole
+    assert json.loads(whole)["duel_id"] == first
+    for given, says in (
+        (first[:4], f"{first[:4]} is the start of more than one duel id; give more of it"),
+        ("ffff", "no duel ffff in"),
+        ("no-such-duel", "'no-such-duel' is not a duel id (hex digits and dashes)"),
+    ):
+        refused = runner.invoke(app, ["duel-report", given, "--db", str(db)])
+        assert refused.exit_code == 2 and "Traceback" not in refused.output, refused.output
+        assert refused.stderr.startswith(f"error[store.unknown_match]: {says}"), refused.stderr

@@ -21,6 +21,8 @@ TABLES: dict[str, dict[str, Any]] = {
     "backgammon": {},
     "davinci": {"players": 3, "options": {"jokers": True}},
     "fish": {"players": 3, "options": {"rows": 4, "columns": 5}},
+    # A plugin's game (examples/dudo, installed as a user would), played under the generic protocol.
+    "dudo": {"players": 3, "options": {"dice": 2}},
 }
 
 
@@ -59,11 +61,11 @@ def test_a_random_agents_episodes_verify_audit_clean_and_replay_as_they_were_see
                 assert all(env.terminations.get(a, True) for a in env.possible_agents)
             env.close()
         infos = log.matches()
-        assert len(infos) == 8 and {info.status for info in infos} == {"finished"}
+        assert len(infos) == 2 * len(TABLES) and {info.status for info in infos} == {"finished"}
         assert {info.strategies for info in infos} >= {("learner",) * 3}
         verified = log.verify(deep=True)
-        assert verified.ok and verified.matches == 8, verified.findings
-        assert [a.findings for a in log.audit()] == [[]] * 8
+        assert verified.ok and verified.matches == 2 * len(TABLES), verified.findings
+        assert [a.findings for a in log.audit()] == [[]] * (2 * len(TABLES))
 
         for game in TABLES:
             replay = matchlog.envs.replay(log, game=game)

@@ -265,3 +265,42 @@ print(sorted({{type(line.event).__module__ for line in lines if line.type.starts
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["['dudo.events']"]
+
+
+def test_the_service_takes_a_batch_of_a_game_found_after_it_was_imported(tmp_path: Path):
+    """The service's request types are built while Dudo is not known (installed, or `registering`
+    it, afterwards): a referee's batch of Dudo's events is still judged and appended, and an event
+    of no game installed is refused with the codec's code."""
+    script = f"""
+import json, warnings
+from importlib.metadata import entry_points
+from matchlog.events import plugins
+
+plugins.reload([point for point in entry_points(group=plugins.GROUP) if point.name != "dudo"])
+import matchlog.service.app  # the service's types, built while no dudo is installed
+plugins.reload()  # installed since
+
+from litestar.testing import TestClient
+from matchlog.file import FileLog
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    app = matchlog.service.app.create_app(FileLog({str(tmp_path / "live.duckdb")!r}, mode="create"), "t" * 43)
+admin = {{"Authorization": "Bearer " + "t" * 43}}
+seats = [{{"name": "a", "player": "p"}}, {{"name": "b", "player": "p"}}]
+with TestClient(app, timeout=60) as client:
+    created = client.post("/api/matches", json={{"game": "dudo", "seats": seats, "chance": "referee"}}, headers=admin)
+    assert created.status_code == 201, created.text
+    match_id = created.json()["match_id"]
+    rolled = {{"type": "dudo.dice_rolled", "seat": 0, "dice": [1, 2, 3]}}
+    batch = {{"expected_seq": 1, "events": [{{"event": rolled}}]}}
+    appended = client.post(f"/api/matches/{{match_id}}/events", json=batch, headers=admin)
+    unknown = {{"expected_seq": 2, "events": [{{"event": {{"type": "nosuch.thing", "seat": 0}}}}]}}
+    refused = client.post(f"/api/matches/{{match_id}}/events", json=unknown, headers=admin)
+    print(json.dumps([appended.status_code, appended.json().get("last_seq"), refused.status_code,
+                      refused.json()["code"], refused.json()["message"]]))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    appended, last_seq, refused, code, message = json.loads(done.stdout)
+    assert (appended, last_seq) == (200, 1), done.stderr
+    assert (refused, code) == (400, "event.decode") and "nosuch.thing" in message, message

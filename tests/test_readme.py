@@ -26,7 +26,7 @@ from .test_cluster import cluster  # noqa: F401  (a head and two workers on 127.
 
 ROOT = Path(__file__).resolve().parent.parent
 PORRINHA_ID, BACKGAMMON_ID, HEAD = "01a1fcca-6e4c", "01a1fcd7-2b90", "HEAD:6379"
-DUEL_ID = "01a1fd3c-0f5e-7b21-8c9a-4d6e2f1a0b37"
+DUEL_ID = "01a1fd3c-0f5e"  # a prefix, as the README shows a duel named by one
 #: The fork the README makes of the Porrinha match (an ended match is never undone: its reveals stay).
 FORK_ID = "01a1fd0b-4e2a"
 #: Commands the README leaves to the guides: an arbiter's last resort, the viewer's companion for
@@ -106,7 +106,7 @@ def test_the_readmes_lines_run_as_written_after_its_first_command(tmp_path: Path
                 line = line.replace(example, match_id)
         if DUEL_ID in line:
             assert duel_id, "the duel's line comes first"
-            line = line.replace(DUEL_ID, duel_id)
+            line = line.replace(DUEL_ID, duel_id[: len(DUEL_ID)])
         if FORK_ID in line:
             assert fork_id, "the fork's line comes first"
             line = line.replace(FORK_ID, fork_id)

@@ -35,9 +35,11 @@ READERS = 4
 FOLLOWERS = 4
 
 
-@pytest.fixture(scope="module")
-def loaded(filled_log: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    server = serve_copy(filled_log, tmp_path_factory.mktemp("loaded"))
+@pytest.fixture(scope="module", params=[1, 2], ids=["one process", "two fronts"])
+def loaded(
+    filled_log: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Served]:
+    server = serve_copy(filled_log, tmp_path_factory.mktemp("loaded"), "--fronts", str(request.param))
     yield server
     server.stop()
 

@@ -9,19 +9,31 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from matchlog.events import MatchEnded, MatchStarted, Outcome, Seat, UsageError, draft, uuid7
-from matchlog.referee.tournament import _QueueRecorder, _Stopped, arrangements, ratings, run_tournament
+import matchlog
+from matchlog.events import HandChosen, MatchEnded, MatchStarted, Outcome, Seat, UsageError, draft, encode, uuid7
+from matchlog.referee.tournament import (
+    Setup,
+    _QueueRecorder,
+    _Stopped,
+    arrangements,
+    play_numbered,
+    ratings,
+    run_tournament,
+)
 from matchlog.store import Store
 
-from .conftest import LONG_PATIENCE, PATIENCE, recorded_bytes, wait_for
+from .conftest import LONG_PATIENCE, PATIENCE, recorded_bytes, start_server, wait_for
 
 
 def test_arrangements_are_every_table_in_every_seat_order():
@@ -214,3 +226,109 @@ def test_a_stop_never_cuts_short_a_match_whose_end_is_being_recorded() -> None:
     recorder.steps = 15
     with pytest.raises(_Stopped):
         recorder.record([draft(started)])
+
+
+class _Results(list):
+    """What a worker puts for the writer, kept in order (`play_numbered`'s `results`)."""
+
+    put = list.append
+
+
+def _illegal_hand(payload: bytes) -> bytes:
+    told = msgspec.json.decode(payload, type=HandChosen)
+    return encode(HandChosen(seat=told.seat, hand=7))  # of 3 chopsticks
+
+
+def _no_event(payload: bytes) -> bytes:
+    return b'{"type":"porrinha.hand_chosen","seat":"zero"}'
+
+
+#: What a lying worker puts in place of a match's first hand, and the code its ruling names.
+LIES = {
+    "a hand the rules refuse": (_illegal_hand, "porrinha.hand_out_of_range"),
+    "no event": (_no_event, "store.bad_event"),
+}
+
+
+class _LyingPool:
+    """A pool (as a cluster's is: anything that hands the writer messages) that plays each match here
+    and hands over match `liar`'s events with its first hand replaced by `lie(its bytes)`."""
+
+    def __init__(self, setup: Setup, liar: int, lie: Callable[[bytes], bytes]) -> None:
+        self.setup, self.liar, self.lie, self.messages = setup, liar, lie, _Results()
+
+    def start(self) -> None:
+        never = threading.Event()
+        for number in range(self.setup.total):
+            sent = _Results()
+            play_numbered(self.setup, number, sent, never)
+            self.messages += [self.lied(m) if number == self.liar else m for m in sent]
+
+    def lied(self, message: tuple) -> tuple:
+        if message[0] != "events":
+            return message
+        events = msgspec.msgpack.decode(message[4], type=list[tuple[str, int, bytes]])
+        first = next(i for i, (_, _, payload) in enumerate(events) if b'"porrinha.hand_chosen"' in payload)
+        events[first] = (events[first][0], events[first][1], self.lie(events[first][2]))
+        return (*message[:4], msgspec.msgpack.encode(events))
+
+    def hand_out(self, done: int) -> None:
+        return None
+
+    def receive(self, timeout: float) -> list[tuple] | None:
+        given, self.messages = self.messages, _Results()
+        return list(given) or None
+
+    def stop(self) -> Iterator[tuple]:
+        return iter(())
+
+    def shortfall(self, missing: int, games: int) -> str:
+        return f"{missing} of {games} not played"
+
+
+@pytest.mark.parametrize("target", ["store", "file", "server"])
+@pytest.mark.parametrize("lie", sorted(LIES))
+def test_an_event_the_rules_refuse_from_a_worker_is_not_written_and_its_match_ends_with_the_ruling(
+    tmp_path: Path, target: str, lie: str
+):
+    """The writer hands every worker's events to the log's judge (`replay.clerk`), whatever it
+    writes to: a match whose events it refuses keeps what was taken and ends abandoned, the ruling
+    in its end and in the tournament's failures; every other match is written whole."""
+    db = tmp_path / "log.duckdb"
+    liar, games = 2, 6
+    told, code = LIES[lie]
+    served = start_server(db) if target == "server" else None
+    try:
+        if served is not None:
+            opened = matchlog.open(served.url, token=served.admin)
+        else:
+            opened = Store(db) if target == "store" else matchlog.open(db, mode="create")
+        with opened as log:
+            result = run_tournament(
+                "porrinha",
+                ["random", "random"],
+                games=games,
+                store=log,
+                seed=4,
+                pool=lambda s: _LyingPool(s, liar, told),
+            )
+        assert (result.finished, result.unfinished, result.findings) == (games - 1, 0, ())
+        assert [f for f in result.failures if f.startswith(f"match {liar + 1}:")] == list(result.failures)
+        assert f"[{code}]" in result.failures[0], result.failures
+        with matchlog.open(db) if served is None else matchlog.open(served.url, token=served.admin) as log:
+            infos = {info.series_game - 1: info for info in log.matches()}  # (series games count from 1)
+            assert sorted(infos) == list(range(games))
+            assert {n: i.status for n, i in infos.items() if n != liar} == dict.fromkeys(
+                set(infos) - {liar}, "finished"
+            )
+            lied = infos[liar]
+            assert lied.status == "abandoned"
+            records = log.read(lied.match_id)
+            assert not any(isinstance(r.event, HandChosen) and r.event.hand == 7 for r in records)
+            end = records[-1].event
+            assert isinstance(end, MatchEnded) and f"[{code}]" in end.reason
+            assert log.verify().ok
+            assert [a.findings for a in log.audit()] == [[]] * games
+    finally:
+        if served is not None:
+            served.stop()
