@@ -13,6 +13,14 @@ everything; seats see only through these functions:
     shown_outcome(engine, state, seat)         how it ended, as `seat` sees it
 
 The actor a seat sees of an event is the shown event's `actor`, so a stand-in decides it too.
+
+Times are views too. When an event was recorded is derived from the event (a Da Vinci Code tile
+the referee sorts at once, 20 to 40 us after its draw, against a joker whose owner is asked where
+it goes, a round trip to its process), so a reader gets an event's own time only where it sees
+the event whole; an event it gets as a stand-in, `Withheld` or redacted shows the time of the last
+event before it that the reader sees whole (`Clock`: causal, as a follow stream, which cannot know
+a later time, must be). The one exception declared, `OWN_TIME`: a match's start, before which
+nothing can be hidden (its time is the catalogue's `created_us`).
 `matchlog.replay.views` builds every read-back output (timelines, exports, states, audit and
 dispute reports) on these; the referee tells live players through them.
 
@@ -55,6 +63,8 @@ from matchlog.events import (
 
 __all__ = [
     "CATALOGUE",
+    "OWN_TIME",
+    "Clock",
     "Derived",
     "Reveal",
     "by_decision",
@@ -199,6 +209,27 @@ def shown_event(engine: _Viewed, before: Any, event: Event, seat: int | None) ->
     return reveal(before, event, seat)
 
 
+#: The event types whose own time every reader gets even where it sees them only in part: a
+#: match's start, before which nothing can be hidden (its time is the catalogue's `created_us`).
+#: Every other type's time is a view like its fields: its own only to a reader who sees it whole.
+OWN_TIME: frozenset[type[Event]] = frozenset({MatchStarted})
+
+
+class Clock:
+    """The times one reader is given of one match's events, fed in log order: an event's own
+    where the reader sees it whole (or its type is in `OWN_TIME`), else the time of the last event
+    before it that the reader sees whole, which says nothing of how long a hidden step took."""
+
+    def __init__(self) -> None:
+        self.last_us: int | None = None  # the time the reader was last given
+
+    def shown(self, event: Event, shown: Event, at_us: int) -> int:
+        """The time the reader is given of `event`, recorded at `at_us`, which it sees as `shown`."""
+        if shown == event or type(event) in OWN_TIME or self.last_us is None:
+            self.last_us = at_us
+        return self.last_us
+
+
 def shown_state(engine: _Viewed, state: Any, seat: int | None) -> Any:
     """The state as `seat` sees it (None: a spectator)."""
     return engine.view(state, seat)
@@ -247,9 +278,9 @@ def whole_to_everyone(engine: Any) -> bool:
 
 
 #: What each column of a match's catalogue row (`store.MatchInfo`) is derived from: the start as
-#: every seat sees it (game, options, seats, origin, series), the seq and the time of each event
-#: (public in every view), how it ended as every seat sees it, and the chain's head: a hash over
-#: every event, whole.
+#: every seat sees it (game, options, seats, origin, series), the last seq, the times of its start
+#: and its end (`OWN_TIME`, and an end every reader sees whole: the times every view gives them),
+#: how it ended as every seat sees it, and the chain's head: a hash over every event, whole.
 CATALOGUE: Mapping[str, Derived] = MappingProxyType(
     {
         "match_id": Derived.PUBLIC,

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from matchlog.engines import Engine
 from matchlog.engines import get as get_engine
-from matchlog.engines.views import shown_event, shown_state
+from matchlog.engines.views import Clock, shown_event, shown_state
 from matchlog.events import ActionsUndone, DecodeError, Event, MatchStarted, Record, decode, decode_lines
 from matchlog.store import Store
 
@@ -237,8 +237,9 @@ class Step(msgspec.Struct, frozen=True, kw_only=True):
     """One record of a timeline: the event as shown, the states around it, and what it did.
 
     In a seat's timeline the record itself is as that seat sees it too: its event and actor are
-    the shown ones, and its hash is withheld (empty), since a hash over a hidden value can be
-    searched for that value where it has few possibilities."""
+    the shown ones, its time the one the views give it (`engines.views.Clock`: its own only where
+    the seat sees it whole), and its hash is withheld (empty), since a hash over a hidden value can
+    be searched for that value where it has few possibilities."""
 
     record: Record
     event: Event  # the event as the viewer may see it
@@ -254,9 +255,9 @@ class Step(msgspec.Struct, frozen=True, kw_only=True):
 def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: bool = False) -> Iterator[Step]:
     """Every record in log order with the (effective) state before and after it.
 
-    With `as_seat`, states are the seat's views and events are shown as the seat sees them
-    (`engines.views`; seat None: a spectator), so the timeline holds nothing that seat could not
-    have seen at that point.
+    With `as_seat`, states are the seat's views and events, with their times, are shown as the
+    seat sees them (`engines.views`; seat None: a spectator), so the timeline holds nothing that
+    seat could not have seen at that point.
     """
     engine = engine_of(records)
     undone_at = {seq: r.seq for r in records if isinstance(r.event, ActionsUndone) for seq in r.event.seqs}
@@ -264,6 +265,7 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
     # An engine may say an event goes on the one before it (`continues`): it joins that line when
     # nothing came between them in the log and both stand or were taken back together.
     continues = getattr(engine, "continues", None)
+    clock = Clock()
 
     def shown(s: Any) -> Any:
         return shown_state(engine, s, seat) if as_seat else s
@@ -271,7 +273,8 @@ def timeline(records: Sequence[Record], seat: int | None = None, *, as_seat: boo
     def step(record: Record, before: Any, after: Any, undone_by: int | None, joins: bool = False) -> Step:
         event = shown_event(engine, before, record.event, seat) if as_seat else record.event
         if as_seat:
-            record = msgspec.structs.replace(record, event=event, actor=event.actor, hash=b"")
+            at_us = clock.shown(record.event, event, record.at_us)
+            record = msgspec.structs.replace(record, event=event, actor=event.actor, at_us=at_us, hash=b"")
         return Step(
             record=record,
             event=event,

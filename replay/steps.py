@@ -4,24 +4,26 @@ the steps of the replay environment.
 A decision is a record that answers the decision the match awaited from a seat (a hand, a move, a
 guess; a rejected answer too, which has no action index). Its row holds what that seat saw then
 and nothing else: the state through `engines.views` (the engine's `view`, and its encoding as a
-tensor), the legal actions computed from that view, the answer as the seat sees it, and the time it
-took. Its provenance, the event's chain hash and Merkle leaf, is given only where the seat sees the
-event whole (its own answers are): a hash over an event a seat cannot see whole could be searched
-for the hidden value where it has few possibilities, so such a row carries none (`seen_whole` is
-the same rule a seat's proof bundle follows). When the match has ended, each seat's last decision
+tensor), the legal actions computed from that view, the answer as the seat sees it, and its time
+and the time it took as that seat sees them (`engines.views.Clock`: since the last time the seat
+was given, so no row tells how long another seat's hidden step took). Its provenance, the event's
+chain hash and Merkle leaf, is given only where the seat sees the event whole (its own answers
+are): a hash over an event a seat cannot see whole could be searched for the hidden value where
+it has few possibilities, so such a row carries none (`seen_whole` is the same rule a seat's proof
+bundle follows). When the match has ended, each seat's last decision
 is terminal and carries its reward, the outcome as the game's encoding values it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
 import msgspec
 
 from matchlog.engines.encodings import NO_ACTION, Encoding, encoding
-from matchlog.engines.views import shown_event, shown_state
+from matchlog.engines.views import Clock, shown_event, shown_state, whole_to_everyone
 from matchlog.events import ActionsUndone, AnswerRejected, Event, MatchEnded, Record
 
 from .fold import engine_of, walk
@@ -34,7 +36,8 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
 
     `view` is the state before it as the seat saw it, `observation` its encoding; `legal` the
     indices of the legal answers in the game's action space (of size `actions`); `action` the index
-    of the answer given (NO_ACTION for a rejected one) and `event` the answer as recorded; `hash`
+    of the answer given (NO_ACTION for a rejected one) and `event` the answer as recorded; `at_us`
+    its time and `took_us` the time since the event before it, both as the seat sees them; `hash`
     and `leaf` the event's chain hash and leaf in the log's Merkle tree, where the seat sees the
     event whole (else None); `reward` the outcome's worth to the seat on its last decision of an
     ended match (`terminal`), else 0."""
@@ -76,11 +79,22 @@ def decisions(
     actions = code.actions(start)
     undone = {seq for r in records if isinstance(r.event, ActionsUndone) for seq in r.event.seqs}
     found: list[Decision] = []
-    for record, before, _after, previous_us in _steps(engine, records, start):
+    seats = range(len(records[0].event.seats)) if seat is None else (seat,)  # type: ignore[attr-defined]
+    # The times each seat is given of the events (one clock for all where every seat sees all whole).
+    open_game = whole_to_everyone(engine)
+    clocks = {who: Clock() for who in ((seats[0],) if open_game else seats)}
+    given = {who: clock.shown(records[0].event, records[0].event, records[0].at_us) for who, clock in clocks.items()}
+    for record, before, _after, _ in walk(engine, records, start):
         event = record.event
         actor = event.actor
+        previous_us = given
+        given = {
+            who: clock.shown(event, event if open_game else shown_event(engine, before, event, who), record.at_us)
+            for who, clock in clocks.items()
+        }
         if actor is None or isinstance(event, ActionsUndone) or (seat is not None and actor != seat):
             continue
+        clock_of = seats[0] if open_game else actor
         view = shown_state(engine, before, actor)
         turn = engine.to_act(view)
         # Only an answer to the decision the match awaited from this seat (not an undo, not a ruling).
@@ -106,8 +120,8 @@ def decisions(
                 event=shown,
                 rejected=rejected,
                 undone=record.seq in undone,
-                at_us=record.at_us,
-                took_us=record.at_us - previous_us,
+                at_us=given[clock_of],
+                took_us=given[clock_of] - previous_us[clock_of],
                 hash=(record.hash or None) if whole else None,
                 leaf=leaves.get(record.seq) if whole and leaves is not None else None,
             )
@@ -123,12 +137,3 @@ def decisions(
     for who, index in last.items():
         found[index] = msgspec.structs.replace(found[index], terminal=True, reward=code.reward(outcome, who))
     return found
-
-
-def _steps(engine: Any, records: Sequence[Record], start: Any) -> Iterator[tuple[Record, Any, Any, int]]:
-    """Each record after the first with the effective states before and after it (an undo returns
-    to the state before what it took back) and the time of the record before it."""
-    previous_us = records[0].at_us
-    for record, before, after, _ in walk(engine, records, start):
-        yield record, before, after, previous_us
-        previous_us = record.at_us

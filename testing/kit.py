@@ -19,7 +19,8 @@ raises `AssertionError` saying what broke:
     check_twins(records, twins)        no output a seat gets (its replay lines, states, whose turn,
                                        outcome, audit and dispute reports, errors) differs between a
                                        match and a twin that differs only in what that seat may not
-                                       know then (the game brings its own twin maker)
+                                       know then (the game brings its own twin maker), the times of
+                                       the events the seat does not see whole included (`retimed`)
     check_bad_answers(game, seed)      a player that answers garbage gets rulings: its answers are
                                        recorded as rejected (or it is removed), and the match ends
                                        and audits clean
@@ -47,7 +48,7 @@ from matchlog.engines import game as registered
 from matchlog.engines.chance import ChanceSource
 from matchlog.engines.encodings import NO_ACTION, encoding
 from matchlog.engines.figures import SEEN
-from matchlog.engines.views import figure_derived, shown_event, shown_state
+from matchlog.engines.views import OWN_TIME, figure_derived, shown_event, shown_state
 from matchlog.events import (
     AnswerRejected,
     Event,
@@ -90,6 +91,7 @@ __all__ = [
     "check_twins",
     "check_views",
     "playout",
+    "retimed",
     "sample",
     "seat_outputs",
     "seat_reports",
@@ -391,6 +393,31 @@ def seat_reports(records: Sequence[Record], seat: int | None) -> Any:
     return _plain(audit), _plain(dispute), errors
 
 
+def retimed(records: Sequence[Record], seat: int | None, rng: random.Random) -> list[Record]:
+    """`records` with each event `seat` (None: a spectator) does not see whole recorded at another
+    time, between the last event before it that the seat sees whole and the event after it (the end
+    of a match cut short keeps its time): a twin in how long a hidden step took, the times of what
+    the seat sees whole unchanged."""
+    hidden = [
+        step.event != record.event and type(record.event) not in OWN_TIME
+        for step, record in zip(timeline(records, seat, as_seat=True), records, strict=True)
+    ]
+    times = [record.at_us for record in records]
+    first = 1
+    while first < len(records):
+        if not hidden[first]:
+            first += 1
+            continue
+        end = next((seq for seq in range(first, len(records)) if not hidden[seq]), len(records))
+        low, high = times[first - 1], times[end] if end < len(records) else times[end - 1]
+        moved = sorted(rng.randint(min(low, high), max(low, high)) for _ in range(first, end))
+        if end == len(records):
+            moved[-1] = high
+        times[first:end] = moved
+        first = end
+    return [msgspec.structs.replace(r, at_us=at) if at != r.at_us else r for r, at in zip(records, times, strict=True)]
+
+
 def check_twins(
     records: Sequence[Record],
     twins: Callable[[Sequence[Record], int | None, random.Random], Iterator[Twin]],
@@ -398,15 +425,16 @@ def check_twins(
     seed: int = 0,
 ) -> int:
     """Every output each seat (and a spectator) gets of `records` is the same from each twin the
-    game's `twins(records, seat, rng)` makes, up to the seq where that seat could tell them apart.
-    Returns how many twins were compared."""
+    game's `twins(records, seat, rng)` makes, its hidden steps `retimed` too, up to the seq where
+    that seat could tell them apart. Returns how many twins were compared."""
     rng = random.Random(seed)
     seats = len(records[0].event.seats)  # type: ignore[attr-defined]
     compared = 0
     for seat in [None, *range(seats)]:
         outputs = seat_outputs(records, seat)
         assert len(outputs) == len(records)
-        for twin, until in twins(records, seat, rng):
+        for found, until in twins(records, seat, rng):
+            twin = retimed(found, seat, rng)
             assert seat_outputs(twin, seat) == outputs[:until], f"seat {seat} tells a twin apart before seq {until}"
             for seq in sorted({until - 1, *rng.sample(range(1, until), min(2, until - 1))}):
                 assert seat_reports(twin[: seq + 1], seat) == seat_reports(records[: seq + 1], seat), (

@@ -54,6 +54,7 @@ from matchlog.events import (
 from matchlog.referee import MemoryRecorder, make_player, play_match
 from matchlog.replay import audit_records, timeline
 from matchlog.store import Store
+from matchlog.testing.kit import retimed
 
 from .conftest import Served
 
@@ -340,9 +341,11 @@ def _twins(
 ) -> list[tuple[list[Record], list[Record]]]:
     """Prefixes of `records` and their twins: two numbered tiles of one colour swapped, both
     unknown to `reader` until the prefix ends (in another's row or the pile, never turned up),
-    where every seat sees the same table in both. Two of them: the longest prefix found, and one
-    where a swapped tile lies in another seat's row while `reader` guesses at that row. (A joker
-    for a numbered tile is the views' own property test's: a joker's placing tells it today.)"""
+    where every seat sees the same table in both, and every event `reader` does not see whole
+    recorded at another time (`kit.retimed`: a hidden step that took longer or shorter). Two of
+    them: the longest prefix found, and one where a swapped tile lies in another seat's row while
+    `reader` guesses at that row. (A joker for a numbered tile is the views' own property test's:
+    a joker's placing tells it today.)"""
     states = [step.after for step in timeline(records)]
     reveal = next((r.seq for r in records if isinstance(r.event, ChanceRevealed)), len(records))
 
@@ -384,7 +387,7 @@ def _twins(
             continue
         public = [_public(state) for state in states[:until]]
         if [_public(state) for state in twin_states] == public and not audit_records(twin).findings:
-            found[kind] = (list(records[:until]), twin)
+            found[kind] = (list(records[:until]), retimed(twin, reader, rng))
         if len(found) == (1 if reader is None else 2):
             return list(found.values())
     raise AssertionError(f"no twins for seat {reader}: {sorted(found)}")

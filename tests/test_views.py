@@ -17,13 +17,16 @@ for every test that compares what a reader gets).
 
 from __future__ import annotations
 
+import itertools
 import random
+from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from matchlog.engines import GAMES, Turn
 from matchlog.engines.davinci import JOKERS
@@ -121,18 +124,54 @@ COMPARED: dict[str, int] = {}
 
 
 def test_the_twins_include_a_joker_for_a_numbered_tile():
-    """The case the issue found: a seat could tell another seat's tile was a joker."""
+    """The case the issue found: a seat could tell another seat's tile was a joker (by its
+    placing, and by the time its placing took: the twins are retimed)."""
     swapped = 0
     for seed in range(40):
         records = played("davinci", seed * 4)
-        for twin, _ in davinci_twins(records, 0, random.Random(seed)):
-            kinds = {type(a.event) for a, b in zip(twin, records, strict=False) if a.event != b.event}
+        rng = random.Random(seed)
+        for found, _ in davinci_twins(records, 0, rng):
+            kinds = {type(a.event) for a, b in zip(found, records, strict=False) if a.event != b.event}
             if {JokerPlaced, TileSorted} & kinds:
                 swapped += 1
+                twin = kit.retimed(found, 0, rng)
                 assert list(lines_and_states(twin, 0)) == list(lines_and_states(records[: len(twin)], 0))
         if swapped >= 2:
             return
     pytest.fail("no joker could be swapped for a numbered tile in 40 matches")
+
+
+def test_the_time_of_a_placement_a_seat_sees_hidden_does_not_tell_it_a_joker(tmp_path: Path) -> None:
+    """The third attack's: a Da Vinci Code tile drawn is placed by the referee at once
+    (`tile_sorted`, 20 to 40 us after the draw) unless it is a joker, whose owner is asked where it
+    goes (`joker_placed`: a round trip to its process). Both show to the other seats (and
+    spectators) as `tile_placed_hidden`; each line carried its event's own time, so the gap before
+    it named every joker. Scored: of every (joker, numbered tile) pair of another seat's hidden
+    placements, how often the joker's gap is the longer (a half for a tie)."""
+    import matchlog
+    from matchlog.cli import app
+
+    db = tmp_path / "log.duckdb"
+    player = "matchlog.referee.davinci:RandomPlayer"  # a user's class: a process of its own, as by default
+    args = ["play", "davinci", "-p", f"a={player}", "-p", f"b={player}", "--jokers", "--games", "4", "--seed", "3"]
+    result = CliRunner().invoke(app, [*args, "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    jokers: list[int] = []
+    numbered: list[int] = []
+    with matchlog.open(db) as log:
+        for info in log.matches():
+            whole = {line.seq: line for line in log.lines(info.match_id)}
+            for seat in (0, 1):
+                seen = log.lines(info.match_id, as_seat=seat)
+                for before, line in itertools.pairwise(seen):
+                    if line.type != "davinci.tile_placed_hidden":
+                        continue
+                    gap = line.at_us - before.at_us
+                    (jokers if whole[line.seq].type == "davinci.joker_placed" else numbered).append(gap)
+    assert len(jokers) >= 3 and numbered, (jokers, len(numbered))
+    longer = sum(1.0 if j > n else 0.5 if j == n else 0.0 for j in jokers for n in numbered)
+    told = longer / (len(jokers) * len(numbered))
+    assert told < 0.9, f"a hidden placement's time tells a joker from a numbered tile {told:.0%} of the time"
 
 
 def test_a_seat_sees_another_placing_a_tile_whether_it_is_a_joker_or_a_number():

@@ -6,9 +6,11 @@ rejected and counted as 0, Da Vinci Code with players who place their jokers fir
 `twins(records, seat, rng)` yields, for a reader (`seat`, None: a spectator), twin matches that
 differ from `records` only in what that reader may not know then, each with the seq up to which
 they may be compared: another seat's hand, a rejected hand for a hand of 0, one hidden tile for
-another, a joker for a numbered tile. `stored(store, records)` writes a prefix into a log as its
-referee would have (the same ids and times), ended if it was still running, so that every
-aggregate (figures, statistics, frames, catalogue rows) exists for it.
+another, a joker for a numbered tile; each also recorded at other times where that reader does not
+see an event whole (`kit.retimed`: a hidden step that took longer or shorter).
+`stored(store, records)` writes a prefix into a log as its referee would have (the same ids and
+times), ended if it was still running, so that every aggregate (figures, statistics, frames,
+catalogue rows) exists for it.
 
 A test then builds what the reader gets from the match and from each twin and asserts they are the
 same: `test_views.py` for every output of a seat, and for the aggregates of a log; the service's
@@ -46,6 +48,7 @@ from matchlog.referee.davinci import RandomPlayer as DavinciRandom
 from matchlog.referee.porrinha import RandomPlayer as PorrinhaRandom
 from matchlog.replay import audit_records, fold, timeline
 from matchlog.store import Store
+from matchlog.testing.kit import retimed
 
 __all__ = ["HIDDEN_GAMES", "Twin", "played", "stored", "twins"]
 
@@ -213,17 +216,20 @@ def davinci_twins(records: Sequence[Record], seat: int | None, rng: random.Rando
 
 def twins(records: Sequence[Record], seat: int | None, rng: random.Random) -> Iterator[Twin]:
     """Twins of `records` for a reader that is `seat` (None: a spectator), each with the first seq
-    at which that reader could tell them apart (see the module docstring); none for a game that
-    hides nothing."""
+    at which that reader could tell them apart, its hidden steps retimed (see the module
+    docstring); none for a game that hides nothing."""
     game = records[0].event.game  # type: ignore[attr-defined]
+    found: Iterator[Twin] = iter(())
     if game == "porrinha":
-        yield from porrinha_twins(records, seat)
+        found = porrinha_twins(records, seat)
     elif game == "davinci":
-        yield from davinci_twins(records, seat, rng)
+        found = davinci_twins(records, seat, rng)
     elif game == "dudo":  # the example plugin's, which its package ships for its own tests
         from dudo.twins import twins as dudo_twins
 
-        yield from dudo_twins(records, seat, rng)
+        found = dudo_twins(records, seat, rng)
+    for twin, until in found:
+        yield retimed(twin, seat, rng), until
 
 
 def stored(store: Store, records: Sequence[Record], *, match_id: UUID | None = None) -> UUID:
