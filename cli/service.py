@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from matchlog.events import UsageError
+
 from .base import DEFAULT_DB, MAX_TIMEOUT, Db, reports_errors, serve_app
 from .output import console
 
@@ -30,7 +32,7 @@ def serve(
             metavar="SECONDS",
             min=0,
             max=MAX_TIMEOUT,
-            help="Sign a checkpoint of the log's tree this often, when it has grown (0: only on request).",
+            help="Sign a checkpoint of the log's tree this often (at least 0.1), when it has grown (0: on request).",
         ),
     ] = 60.0,
     fronts: Annotated[
@@ -56,6 +58,11 @@ def serve(
     """
     if context.invoked_subcommand is not None:
         return
+    if 0 < checkpoint_every < 0.1:  # waking every few microseconds keeps a core busy for nothing
+        raise UsageError(
+            f"--checkpoint-every is 0 (only on request) or at least 0.1 seconds, not {checkpoint_every:g}",
+            code="usage.checkpoint_every",
+        )
     from matchlog.service.run import serve as run
 
     def listening(url: str, token_file: Path) -> None:

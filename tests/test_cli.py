@@ -684,3 +684,9 @@ def test_a_tournament_prints_its_results_table(db: str):
 def test_a_tournament_refused_for_its_table_size_prints_only_the_error(db: str):
     out, err = invoke("tournament", "fish", *["-p", "random"] * 5, "--seats", "5", "--db", db, code=2)
     assert out == "" and err.strip() == "error[usage.seats]: Fish is played by 2 to 4 players, not 5"
+
+
+def test_serve_refuses_a_checkpoint_period_that_would_keep_a_core_busy(db: str):
+    """`--checkpoint-every 0.0001` was taken, and woke the server ten thousand times a second."""
+    _, err = invoke("serve", "--checkpoint-every", "0.0001", "--port", "0", "--db", db, code=2)
+    assert err.startswith("error[usage.checkpoint_every]: --checkpoint-every is 0") and "0.0001" in err, err
