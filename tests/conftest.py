@@ -102,6 +102,13 @@ def _turned_once(app: typer.Typer) -> Any:
 
 typer.testing._get_command = _turned_once  # type: ignore[assignment]
 
+# A suite started in the background by a shell without job control (`./.ci/run &`, nohup) inherits
+# Ctrl-C ignored, and every `matchlog` it starts would too (an ignored signal stays ignored across
+# exec): the tests that press Ctrl-C on a command would wait for nothing. Python's own handler
+# here, as in a terminal, so that the commands start with the signal's default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 BACKENDS = ["memory", "file"]
 
 
