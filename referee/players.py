@@ -36,6 +36,13 @@ __all__ = [
 _NAME = re.compile(r"^(?P<name>[A-Za-z0-9_.#-]{1,40})=(?P<spec>.+)$")
 
 
+def _named(given: str) -> tuple[str | None, str]:
+    """A `-p` value's seat name (None when it gives none) and its player's spec."""
+    text = given.strip()
+    named = _NAME.match(text)
+    return (named["name"], named["spec"].strip()) if named else (None, text)
+
+
 def seats_from_specs(
     game: str, specs: Sequence[str], *, in_process: bool = False, limits: Limits | None = None
 ) -> list[Seat]:
@@ -49,9 +56,7 @@ def seats_from_specs(
     seats: list[Seat] = []
     used: dict[str, int] = {}
     for given in specs:
-        text = given.strip()
-        named = _NAME.match(text)
-        name, spec = (named["name"], named["spec"].strip()) if named else (None, text)
+        name, spec = _named(given)
         _check_spec(game, spec, in_process=in_process, limits=limits)
         base = name or (spec if is_builtin(game, spec) else _default_name(spec))
         used[base] = used.get(base, 0) + 1
@@ -64,8 +69,7 @@ def user_players(game: str, specs: Sequence[str]) -> list[str]:
     """The specs among `specs` (each perhaps `NAME=SPEC`) that are user code, not built-in players."""
     found = []
     for given in specs:
-        named = _NAME.match(given.strip())
-        spec = named["spec"].strip() if named else given.strip()
+        _, spec = _named(given)
         if not is_builtin(game, spec):
             found.append(spec)
     return found
@@ -96,9 +100,7 @@ def seats_taken_by(game: str, seats: Sequence[Seat], specs: Sequence[str]) -> li
         )
     taken: list[Seat] = []
     for index, (seat, given) in enumerate(zip(seats, specs, strict=True)):
-        text = given.strip()
-        named = _NAME.match(text)
-        name, spec = (named["name"], named["spec"].strip()) if named else (None, text)
+        name, spec = _named(given)
         if name is not None and name != seat.name:
             raise UsageError(
                 f"seat {index} is {seat.name}, not {name}: players take the match's seats and keep their names "
