@@ -180,6 +180,17 @@ class Clerk:
                 judge = self._judge(match_id, live, again=True)
         return judge
 
+    def _deciding(self, match_id: UUID, live: _Live) -> Judge | None:
+        """The match's judge for a write whose seq the clerk chooses itself (an undo, an abandon, the
+        owner's draw), folded again if the log holds more than it knows: another clerk wrote the
+        match meanwhile (a second front of the service, a command on the same file). A batch a
+        caller sends names its own seq, so a judge behind it is found by `_current`; here nothing
+        but the log can say."""
+        judge = self._judge(match_id, live)
+        if judge is None:
+            return None
+        return self._current(match_id, live, self.store.info(match_id).last_seq + 1)
+
     # -- writing -----------------------------------------------------------------------------------
 
     def start(self, started: MatchStarted, *, owner_chance: bool = False) -> tuple[UUID, Appended]:
@@ -341,7 +352,7 @@ class Clerk:
         """
         live = self._entry(match_id)
         with live.lock:
-            judge = self._judge(match_id, live)
+            judge = self._deciding(match_id, live)
             if judge is None:
                 raise UnknownMatch(f"no match {match_id} in the log")
             if not judge.service_chance:
@@ -472,7 +483,7 @@ class Clerk:
         match_id = self.store.resolve(match)
         live = self._entry(match_id)
         with live.lock:
-            judge = self._judge(match_id, live)
+            judge = self._deciding(match_id, live)
             assert judge is not None
             undo = ActionsUndone(seqs=judge.undoable(), reason=reason, by=by)
             return self._write(match_id, live, judge, [undo], by_owner=True)
@@ -489,7 +500,7 @@ class Clerk:
         match_id = self.store.resolve(match)
         live = self._entry(match_id)
         with live.lock:
-            judge = self._judge(match_id, live)
+            judge = self._deciding(match_id, live)
             assert judge is not None
             if judge.over:
                 status = self.store.info(match_id).status

@@ -205,3 +205,39 @@ def test_a_front_that_dies_stops_the_service_with_everything_acknowledged_in_the
         server.stop()
     assert not (tmp_path / "log.duckdb.server").exists()
     _holds(tmp_path / "log.duckdb", acknowledged)
+
+
+def test_a_clerk_decides_what_it_writes_itself_against_the_log_as_another_clerk_left_it(tmp_path: Path):
+    """Undo, abandon and the owner's draw choose their own seq. Two fronts keep a judge each for one
+    match (so do a service and a command on its file): one that kept a match's judge while the other
+    wrote decides against the log as it is, never at the seq it last knew (the suite's command test
+    once failed so: an abandon after an undo made on the other front, `store.concurrency`)."""
+    from matchlog.engines import CHANCE
+    from matchlog.replay import audit
+    from matchlog.replay.clerk import Clerk
+    from matchlog.replay.judge import Judge
+
+    from .test_attack import started
+
+    with Store(tmp_path / "log.duckdb") as store:
+        one, other = Clerk(store), Clerk(store)
+        match_id = uuid7()
+        events = _porrinha(3)
+        answer = next(seq for seq, event in enumerate(events) if event.actor is not None and event.actor >= 0)
+        one.append(match_id, events[: answer + 1], 0)  # (one keeps the judge)
+        other.undo(match_id, reason="appeal")  # written around it
+        one.abandon(match_id, reason="what-if over")
+        assert store.info(match_id).status == "abandoned" and store.info(match_id).last_seq == answer + 2
+
+        one, other = Clerk(store, key=b"k" * 32), Clerk(store, key=b"k" * 32)
+        match_id, _ = one.start(started("backgammon", 2), owner_chance=True)
+        for _ in range(3):  # the owner's draws, each by a clerk that missed the other's last moves
+            one.draw(match_id)[0].result()
+            judge = Judge.of(store.read(match_id), seeds=[one.seed(match_id)], service_chance=True)
+            moves = []
+            while (turn := judge.engine.to_act(judge.state)) is not None and turn.seat != CHANCE:
+                moves.append(judge.engine.legal(judge.state, turn.seat)[0])
+                judge.take(moves[-1])
+            other.submit(match_id, moves, judge.next_seq - len(moves))[0].result()
+        (report,) = audit(store, [match_id])
+        assert report.findings == [] and report.events == store.info(match_id).last_seq + 1 > 3 * 2
