@@ -234,6 +234,17 @@ def at(page: Page, seq: int) -> None:
     page.wait_for_selector(f'svg.board[data-seq="{seq}"]')
 
 
+def boxes(page: Page, selector: str) -> list[dict[str, float]]:
+    """The boxes of what `selector` finds, measured at one moment: the viewer draws its board again
+    whenever something arrives (annotations, the follow stream), so elements measured one call at a
+    time can belong to two drawings, or to none (a box of an element just replaced is None)."""
+    return page.eval_on_selector_all(
+        selector,
+        "found => found.map(e => { const r = e.getBoundingClientRect();"
+        " return { x: r.x, y: r.y, width: r.width, height: r.height }; })",
+    )
+
+
 def first_of(served: Served, game: str) -> Any:
     with matchlog.open(served.db) as log:
         return log.matches(game=game, status="finished")[-1]
@@ -700,9 +711,9 @@ def test_a_backgammon_boards_two_legends_never_overlap(shown, page: Page):
     info = first_of(served, "backgammon")
     page.goto(f"{served.url}/matches/{info.match_id}?seq={info.last_seq}")
     at(page, info.last_seq)
-    boxes = [text.bounding_box() for text in page.locator("svg.board text.pips").all()]
-    assert len(boxes) == 2 and all(boxes)
-    first, second = boxes
+    legends = boxes(page, "svg.board text.pips")
+    assert len(legends) == 2 and all(box["width"] > 0 and box["height"] > 0 for box in legends)
+    first, second = legends
     assert first["y"] + first["height"] <= second["y"] or second["y"] + second["height"] <= first["y"]
     assert " · won" in page.locator("svg.board text.pips").all_text_contents()[info.outcome.winners[0]]
 
