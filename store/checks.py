@@ -56,12 +56,20 @@ WITH no_leaf AS (
     SELECT 'tree.no_leaf' AS code, match_id, seq, NULL::BIGINT AS leaf
     FROM events WHERE leaf IS NULL ORDER BY match_id, seq LIMIT 10
 ), gaps AS (
-    SELECT 'tree.leaf_gap' AS code, match_id, seq, leaf
-    FROM (SELECT match_id, seq, leaf, lag(leaf) OVER (ORDER BY leaf) AS before FROM {leaves})
+    SELECT 'tree.leaf_gap' AS code, match_id, seq, leaf, before_match, before_seq
+    FROM (SELECT match_id, seq, leaf, lag(leaf) OVER (ORDER BY leaf) AS before,
+                 lag(match_id) OVER (ORDER BY leaf) AS before_match, lag(seq) OVER (ORDER BY leaf) AS before_seq
+          FROM {leaves})
     WHERE leaf <> coalesce(before::HUGEINT + 1, 0)  -- (a leaf edited to the largest BIGINT has no next)
     ORDER BY leaf LIMIT 10
 )
-SELECT * FROM no_leaf UNION ALL SELECT * FROM gaps
+SELECT *, NULL, NULL FROM no_leaf UNION ALL SELECT * FROM gaps
+"""
+
+#: Whether a match holds an event at a seq, and the seq its catalogue row ends at.
+_HOLDS = """
+SELECT (SELECT count(*) FROM events WHERE match_id = $1 AND seq = $2) > 0,
+       (SELECT last_seq FROM matches WHERE match_id = $1)
 """
 
 
@@ -203,14 +211,35 @@ class Checks(CatalogueReads):
         self.sync()
         findings = []
         rows = self._read().execute(_VERIFY_TREE.format(leaves=leaves(self.has_annotations))).fetchall()
-        for code, match_id, seq, leaf in rows:
-            message = {
-                "tree.no_leaf": "the event has no leaf in the tree: it was added without the log",
-                "tree.leaf_gap": f"the tree's leaves jump to {leaf}: an event or annotation was removed, or leaves "
-                "renumbered",
-            }[code]
-            findings.append(Finding(match_id, seq, code, message))
+        for code, match_id, seq, leaf, before_match, before_seq in rows:
+            if code == "tree.no_leaf":
+                message = "the event has no leaf in the tree: it was added without the log"
+                findings.append(Finding(match_id, seq, code, message))
+                continue
+            gone = self._gone_at_gap((before_match, before_seq), (match_id, seq))
+            if gone is None:
+                message = f"the tree's leaves jump to {leaf}: an event or annotation was removed, or leaves renumbered"
+                findings.append(Finding(match_id, seq, code, message))
+            else:
+                message = f"the event's leaf is gone (the tree's leaves jump to {leaf}): the event was removed"
+                findings.append(Finding(*gone, code, message))
         return findings
+
+    def _gone_at_gap(self, before: tuple[Any, Any], after: tuple[Any, Any]) -> tuple[Any, int] | None:
+        """The event a gap in the leaves lost, when its neighbours tell: the next of the match whose
+        leaf comes before the gap, or the one before the event whose leaf comes after it (matches
+        interleave in the tree, so the leaf after a gap can be another match's, which lost nothing).
+        None when neither lost one (an annotation went, or leaves were renumbered)."""
+        con = self._read()
+        match_id, seq = before
+        if match_id is not None:
+            held, last = con.execute(_HOLDS, [match_id, seq + 1]).fetchone()
+            if not held and last is not None and last > seq:
+                return match_id, seq + 1
+        match_id, seq = after
+        if seq > 0 and not con.execute(_HOLDS, [match_id, seq - 1]).fetchone()[0]:
+            return match_id, seq - 1
+        return None
 
     def checkpoints(self, *, limit: int | None = None) -> list[tuple[int, bytes, str, int]]:
         """The checkpoints the log keeps, newest first: (size, root, note, signed at in us).
