@@ -23,7 +23,7 @@ import duckdb
 from matchlog.events import DecodeError, Record, StoreError, decode, uuid_from_int
 from matchlog.store import Finding, Store, is_interrupt
 from matchlog.store.catalogue import ChainWords, chain_findings
-from matchlog.store.chain import SQL_EXPECTED_HASH
+from matchlog.store.chain import verify_sql
 from matchlog.store.log import _SANDBOX, _memory_limit  # a log's own sandbox and memory limit
 from matchlog.store.schema import DDL
 
@@ -66,37 +66,8 @@ DROP VIEW heads;
 
 _COLUMNS = "seq, event_id, epoch_us(recorded_at), actor, type, version, payload, hash"
 
-#: `Store.verify`'s checks over the archive's rows: each chain re-hashed (store/chain.py), seqs
-#: gapless from 0, seq 0 a match.started, and the head the catalogue names the chain's.
-_VERIFY = f"""
-WITH chained AS (
-    SELECT match_id, seq, type, hash, row_number() OVER w - 1 AS position, {SQL_EXPECTED_HASH} AS expected
-    FROM archived {{where}}
-    WINDOW w AS (PARTITION BY match_id ORDER BY seq)
-), per_match AS (
-    SELECT match_id,
-           min(position) FILTER (WHERE seq <> position) AS gap_at,
-           min(seq) FILTER (WHERE seq <> position) AS gap_found,
-           min(seq) FILTER (WHERE hash <> expected) AS bad_hash_at,
-           bool_or(position = 0 AND type <> 'match.started') AS bad_start,
-           max(seq) AS last_seq
-    FROM chained GROUP BY match_id
-), catalogue AS (
-    SELECT match_id::VARCHAR AS match_id, last_seq, head_hash FROM matches {{catalogue_where}}
-), head_in_log AS (
-    SELECT c.match_id, e.hash FROM chained e JOIN catalogue c ON e.match_id = c.match_id AND e.seq = c.last_seq
-)
-SELECT coalesce(p.match_id, c.match_id), p.gap_at, p.gap_found, p.bad_hash_at, p.bad_start, p.last_seq,
-       c.last_seq, c.head_hash, h.hash,
-       CASE WHEN c.match_id IS NULL THEN 'no catalogue' WHEN p.match_id IS NULL THEN 'no events' END
-FROM per_match p
-FULL OUTER JOIN catalogue c ON p.match_id = c.match_id
-LEFT JOIN head_in_log h ON h.match_id = c.match_id
-WHERE p.gap_at IS NOT NULL OR p.bad_hash_at IS NOT NULL OR p.bad_start
-   OR c.match_id IS NULL OR p.match_id IS NULL
-   OR c.last_seq > p.last_seq OR h.hash IS DISTINCT FROM c.head_hash
-ORDER BY 1
-"""
+#: `Store.verify`'s checks over the archive's rows (its match ids are text).
+_VERIFY = verify_sql("archived", heads_in="chained", catalogue_id="match_id::VARCHAR")
 
 
 class _Connection:
@@ -305,7 +276,7 @@ class ArchiveStore(Store):
             ids = [self.resolve(matches)]
         else:
             ids = list(matches)
-        rows = self._fetch(_VERIFY.format(where=self._where(ids), catalogue_where=_where(ids)))
+        rows = self._fetch(_VERIFY.format(events_where=self._where(ids), matches_where=_where(ids)))
         findings = [] if ids is not None else self._check_saved_heads()
         return findings + chain_findings(((_uuid(row[0]), *row[1:]) for row in rows), _ARCHIVE_WORDS)
 

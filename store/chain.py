@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Sequence
 from uuid import UUID
 
-__all__ = ["GENESIS", "SQL_EXPECTED_HASH", "chain_hash", "chain_hashes", "snapshot_digest"]
+__all__ = ["GENESIS", "SQL_EXPECTED_HASH", "chain_hash", "chain_hashes", "snapshot_digest", "verify_sql"]
 
 #: The "previous hash" of seq 0.
 GENESIS = bytes(32)
@@ -82,6 +82,44 @@ SQL_EXPECTED_HASH = f"""unhex(sha256(concat(
     epoch_us(recorded_at)::VARCHAR, chr(10), coalesce(actor::VARCHAR, ''), chr(10),
     game, chr(10), type, chr(10), version::VARCHAR, chr(10), coalesce(seat::VARCHAR, ''), chr(10),
     payload)))"""
+
+
+def verify_sql(events: str, *, heads_in: str, catalogue_id: str = "match_id") -> str:
+    """`verify`'s checks of the chains in the rows of `events` (a table or view with the events'
+    columns): each chain re-hashed, seqs gapless from 0, seq 0 a match.started, and the head the
+    catalogue names the chain's. One row per match that fails one (store/catalogue.py
+    `chain_findings` reads them). `heads_in`: where the catalogue's heads are looked up (`chained`,
+    the rows checked, or a table of them); `catalogue_id`: the catalogue's match id as the events'
+    own reads it (an archive's are text). Left to format: `{events_where}`, `{matches_where}`."""
+    return f"""
+WITH chained AS (
+    SELECT match_id, seq, type, hash, row_number() OVER w - 1 AS position, {SQL_EXPECTED_HASH} AS expected
+    FROM {events} {{events_where}}
+    WINDOW w AS (PARTITION BY match_id ORDER BY seq)
+), per_match AS (
+    SELECT match_id,
+           min(position) FILTER (WHERE seq <> position) AS gap_at,
+           min(seq) FILTER (WHERE seq <> position) AS gap_found,
+           min(seq) FILTER (WHERE hash <> expected) AS bad_hash_at,
+           bool_or(position = 0 AND type <> 'match.started') AS bad_start,
+           max(seq) AS last_seq
+    FROM chained GROUP BY match_id
+), catalogue AS (
+    SELECT {catalogue_id} AS match_id, last_seq, head_hash FROM matches {{matches_where}}
+), head_in_log AS (
+    SELECT c.match_id, e.hash FROM {heads_in} e JOIN catalogue c ON e.match_id = c.match_id AND e.seq = c.last_seq
+)
+SELECT coalesce(p.match_id, c.match_id), p.gap_at, p.gap_found, p.bad_hash_at, p.bad_start, p.last_seq,
+       c.last_seq, c.head_hash, h.hash,
+       CASE WHEN c.match_id IS NULL THEN 'no catalogue' WHEN p.match_id IS NULL THEN 'no events' END
+FROM per_match p
+FULL OUTER JOIN catalogue c ON p.match_id = c.match_id
+LEFT JOIN head_in_log h ON h.match_id = c.match_id
+WHERE p.gap_at IS NOT NULL OR p.bad_hash_at IS NOT NULL OR p.bad_start
+   OR c.match_id IS NULL OR p.match_id IS NULL
+   OR c.last_seq > p.last_seq OR h.hash IS DISTINCT FROM c.head_hash
+ORDER BY 1
+"""
 
 
 def snapshot_digest(head: bytes, engine: str, state: bytes) -> bytes:

@@ -12,42 +12,13 @@ import duckdb
 from matchlog.events import ProofError, StoreError, now_us
 
 from .catalogue import CatalogueReads, Finding, chain_findings
-from .chain import SQL_EXPECTED_HASH
+from .chain import verify_sql
 from .tree import TreeReader, leaves, tree_hashes
 
 __all__ = ["Checks"]
 
-_VERIFY = f"""
-WITH chained AS (
-    SELECT match_id, seq, type, hash,
-           row_number() OVER w - 1 AS position,
-           {SQL_EXPECTED_HASH} AS expected
-    FROM events {{events_where}}
-    WINDOW w AS (PARTITION BY match_id ORDER BY seq)
-), per_match AS (
-    SELECT match_id,
-           min(position) FILTER (WHERE seq <> position) AS gap_at,
-           min(seq) FILTER (WHERE seq <> position) AS gap_found,
-           min(seq) FILTER (WHERE hash <> expected) AS bad_hash_at,
-           bool_or(position = 0 AND type <> 'match.started') AS bad_start,
-           max(seq) AS last_seq
-    FROM chained GROUP BY match_id
-), catalogue AS (
-    SELECT match_id, last_seq, head_hash FROM matches {{matches_where}}
-), head_in_log AS (
-    SELECT e.match_id, e.hash FROM events e JOIN catalogue c ON e.match_id = c.match_id AND e.seq = c.last_seq
-)
-SELECT coalesce(p.match_id, c.match_id), p.gap_at, p.gap_found, p.bad_hash_at, p.bad_start, p.last_seq,
-       c.last_seq, c.head_hash, h.hash,
-       CASE WHEN c.match_id IS NULL THEN 'no catalogue' WHEN p.match_id IS NULL THEN 'no events' END
-FROM per_match p
-FULL OUTER JOIN catalogue c ON p.match_id = c.match_id
-LEFT JOIN head_in_log h ON h.match_id = c.match_id
-WHERE p.gap_at IS NOT NULL OR p.bad_hash_at IS NOT NULL OR p.bad_start
-   OR c.match_id IS NULL OR p.match_id IS NULL
-   OR c.last_seq > p.last_seq OR h.hash IS DISTINCT FROM c.head_hash
-ORDER BY 1
-"""
+#: `verify`'s checks of the chains (a match's events and its catalogue row both filtered alike).
+_VERIFY = verify_sql("events", heads_in="events")
 
 
 #: The tree's leaves against the events (the first few of each kind of disagreement).
