@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from matchlog.engines import get as get_engine
 from matchlog.engines.views import shown_state
-from matchlog.events import ActionsUndone, Event, MatchStarted, Seat, uuid7, uuid7_texts
+from matchlog.events import ActionsUndone, Event, MatchStarted, Seat, encode, encode_texts, uuid7, uuid7_texts
 from matchlog.events.envelope import _text, _uuid7_ints
 from matchlog.replay import fold, fold_all, state_at, timeline
 from matchlog.replay.fold import _fold_events
@@ -66,6 +66,16 @@ def test_chain_hashes_are_chain_hash_row_by_row(prev: bytes, first: int, rows: l
         expected.append(head)
     got = chain_hashes(prev, match_id, first, ids, at_us, actors, "g", types, versions, seats, payloads)
     assert got == expected
+
+
+@given(st.integers(0, 1_000), st.lists(st.text(), max_size=4))
+def test_events_encoded_together_are_each_encoded_alone(seed: int, names: list[str]):
+    odd = MatchStarted(  # any text (newlines, U+2028, NUL) in a payload's strings
+        game="porrinha", options={name: name for name in names}, seats=tuple(Seat(name, "random") for name in names)
+    )
+    events = [*_porrinha(seed, 30), odd, *_porrinha(seed + 1, 5)]
+    assert encode_texts(events) == [encode(event).decode() for event in events]
+    assert encode_texts([]) == []
 
 
 # -- bulk appends, a column at a time --------------------------------------------------------------
