@@ -5,8 +5,11 @@ A match is held from the second time its states are asked for (the first may be 
 such as a state read at its end, which the file's snapshots serve well): its events are read once,
 and the effective state is kept every STEP_EVERY seqs, with the top of the effective stack there
 (`replay.fold.walk`). The state at seq N is then folded from the kept state at or before N, at
-most STEP_EVERY - 1 events; an undo between the two that takes back what the kept state stands on
-sends it to an earlier kept state, as a snapshot's does (`replay.travel`).
+most STEP_EVERY - 1 events, in one call of the game's `apply_all` where they hold no undo and no
+segment event (a step's usual case: no state per event, so a step is short and leaves the garbage
+collector little, whose pauses made the slowest steps); an undo between the two that takes back
+what the kept state stands on sends it to an earlier kept state, as a snapshot's does
+(`replay.travel`).
 
 A log only grows, and the state at seq N is the fold of its first N + 1 events (later undos never
 change it), so what is held never goes stale: a step past the last held seq reads the events after
