@@ -30,6 +30,7 @@ from matchlog.events import (
     StoreBusy,
     StoreError,
     decode,
+    encode,
 )
 
 from .annotations import AnnotationStore, has_annotations
@@ -322,22 +323,33 @@ class Store(EventReads, Checks, SnapshotCache, Transfers, AnnotationStore):
         self, batches: Iterable[tuple[UUID, Sequence[tuple[str, int, bytes]], int]]
     ) -> list[Appended]:
         """Like `append_bulk`, for events already in canonical JSON: (event id, time in us, bytes) each,
-        as another process of ours sends them. Each is decoded, so the log never holds bytes it cannot read.
+        as another process of ours sends them. Each is decoded, so the log never holds bytes it cannot
+        read, and must be the canonical encoding of what it decodes to, so every reader reads the same
+        event from it (a repeated key is one value to msgspec and another to DuckDB's SQL; an export
+        of bytes matchlog would not write is refused by its own import).
 
         Raises:
-            StoreError: an event does not decode, or as for `append_bulk`; nothing at all was written.
+            StoreError: (store.bad_event) an event does not decode or is not canonical, or as for
+                `append_bulk`; nothing at all was written.
         """
         requests = []
         for match_id, encoded, expected in batches:
             items = []
-            for event_id, at_us, payload in encoded:
+            for seq, (event_id, at_us, payload) in enumerate(encoded, start=expected):
                 try:
                     event = decode(payload)
                 except DecodeError as error:
-                    raise StoreError(f"match {match_id}: {error.message}", code="store.bad_event") from None
+                    raise StoreError(f"match {match_id} seq {seq}: {error.message}", code="store.bad_event") from None
+                if encode(event) != payload:
+                    raise StoreError(
+                        f"match {match_id} seq {seq}: the {event.tag} event is not written the one way matchlog "
+                        "writes it (no spaces, fields in order, no field repeated or unknown, nothing escaped "
+                        "that JSON does not need), so not every reader would read the same event from it",
+                        code="store.bad_event",
+                    )
                 if not _CANONICAL_ID.match(event_id):
                     raise StoreError(
-                        f"match {match_id}: {event_id!r} is not a canonical event id", code="store.bad_event"
+                        f"match {match_id} seq {seq}: {event_id!r} is not a canonical event id", code="store.bad_event"
                     )
                 items.append(Item(event, event_id, at_us, event.version, payload.decode()))
             requests.append(Request(match_id, tuple(items), expected))

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import matchlog
@@ -263,8 +265,6 @@ def test_a_bulk_append_holds_a_pair_game_to_the_pair_game_before_it_in_the_same_
 
 # -- the test's numbers: bounds checked before anything runs, and an LLR for whatever is given ----
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 from matchlog.events import UsageError  # noqa: E402
 from matchlog.events.duel import ELO_MAX, nelo_max  # noqa: E402
@@ -343,3 +343,50 @@ def test_a_test_whose_expected_score_is_0_or_1_is_refused_by_the_command_line(tm
     if db.exists():
         with matchlog.open(db) as log:
             assert log.matches() == []
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=30).filter(str.strip))
+def test_the_duels_games_are_found_whatever_its_id_and_only_by_its_tag(tmp_path: Path, name: str) -> None:
+    """`duel_games` looks a duel's games up among the log's starts by the text its tag is stored as
+    (quotes, backslashes and any character an id may hold, escaped as the canonical JSON escapes
+    them) and then by the tag itself: a start whose options merely hold a "duel" key of the same id
+    is no game of it."""
+    from matchlog.replay.pairs import duel_games
+    from matchlog.store import Store
+
+    duel_id = f"{name}{uuid7()}"  # (one log for every example: each its own duel)
+    first = _started(Duel(id=duel_id, pair=1, game=0, games=2))
+    decoy = MatchStarted(game="porrinha", options={"duel": {"id": duel_id}}, seats=first.seats)
+    with Store(tmp_path / "duels.duckdb") as store:
+        store.append(uuid7(), [decoy], 0)
+        match_id = uuid7()
+        store.append(match_id, [first], 0)
+        duel_first, pair_first, _ = duel_games(store, duel_id, 1)
+        assert duel_first is not None and duel_first.match_id == str(match_id) and duel_first.started == first
+        assert pair_first is not None and pair_first.match_id == str(match_id)
+        assert duel_games(store, duel_id + "x", 1) == (None, None, None)
+
+
+def test_a_later_pairs_game_under_other_options_is_refused_by_the_clerk_and_named_by_audit(tmp_path: Path) -> None:
+    """A duel compares two players at one game: its first game fixes the options every game of it is
+    played under (only the position may change from pair to pair, `--positions`). The options were
+    held only within a pair, so a resumed duel given other options (or none, where the duel had
+    some) mixed games of two rule sets into one verdict."""
+    from matchlog.referee.match import MemoryRecorder
+    from matchlog.store import Store
+
+    later = Duel(id=FORGED, pair=2, game=0, games=2, sprt=TEST)
+    other = {"rules": "pygammon"}
+    with matchlog.open(tmp_path / "refused.duckdb", mode="create", write=True) as log:
+        _play((HEURISTIC, RANDOM), 7, FIRST, store=log.store)
+        with pytest.raises(MatchlogError) as refused:
+            _play((HEURISTIC, RANDOM), 9, later, store=log.store, options=other)
+        assert refused.value.code == "duel.table_differs" and "options" in refused.value.message, refused.value
+        _play((HEURISTIC, RANDOM), 9, later, store=log.store)  # the duel's own options: taken
+    with Store(tmp_path / "forged.duckdb") as store:
+        for tag, options in ((FIRST, None), (later, other)):
+            recorder = MemoryRecorder()
+            played = _play((HEURISTIC, RANDOM), 7, tag, recorder=recorder, options=options)
+            store.append(played.match_id, recorder.drafts, 0)  # the store itself: around the clerk
+    assert "duel.table_differs" in _audit_rules(tmp_path / "forged.duckdb")

@@ -145,6 +145,35 @@ def test_bulk_append_is_all_or_nothing(store: Store):
     assert store.verify() == []
 
 
+@pytest.mark.parametrize(
+    "payload",
+    [
+        rb'{"type":"porrinha.hand_chosen","seat":1,"hand":1,"hand":2}',  # SQL reads 1, the judge 2
+        rb'{"type": "porrinha.hand_chosen","seat":1,"hand":2}',
+        rb'{"type":"porrinha.hand_chosen","hand":2,"seat":1}',
+        rb'{"type":"porrinha.hand_ch\u006fsen","seat":1,"hand":2}',
+        rb'{"type":"porrinha.hand_chosen","seat":1,"hand":2,"said":"A"}',
+    ],
+)
+def test_an_encoded_event_not_written_the_one_way_matchlog_writes_it_is_refused(store: Store, payload: bytes):
+    """Bytes sent already encoded (a tournament's workers, `/api/batches`, the Python API) are held to
+    the rule an import is held to: what the log stores is the canonical encoding of the event it
+    decodes to, so every reader (the judge's msgspec, DuckDB's SQL, an export and its import) reads
+    the same event from it. A repeated key was read as 2 by the judge and as 1 by SQL."""
+    from matchlog.events import encode, uuid7_text
+
+    match_id = uuid7()
+    first = [(uuid7_text(), 1_790_000_000_000_000, encode(started()))]
+    store.append_bulk_encoded([(match_id, first, 0)])
+    with pytest.raises(StoreError) as refused:
+        store.append_bulk_encoded([(match_id, [(uuid7_text(), 1_790_000_000_000_001, payload)], 1)])
+    assert refused.value.code == "store.bad_event" and "seq 1" in refused.value.message
+    assert store.info(match_id).last_seq == 0 and store.verify() == []
+    canonical = encode(HandChosen(seat=1, hand=2))
+    store.append_bulk_encoded([(match_id, [(uuid7_text(), 1_790_000_000_000_001, canonical)], 1)])
+    assert store.query("SELECT payload ->> '$.hand' FROM events WHERE seq = 1") == [("2",)]
+
+
 def test_a_read_sees_every_acknowledged_append_while_the_catalogue_is_flushed(
     file_store: Store, monkeypatch: pytest.MonkeyPatch
 ):
@@ -578,3 +607,30 @@ def test_a_log_from_before_snapshot_digests_still_opens_and_drops_its_old_cache(
         ]
         assert "digest" in columns and store.query("SELECT count(*) FROM snapshots")[0][0] == 0
         assert store.verify() == []
+
+
+def test_verify_deep_names_an_event_an_older_matchlog_stored_not_as_matchlog_writes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A log written before the store held encoded appends to the canonical rule may hold such bytes
+    with a whole chain: `verify --deep` names each, at its match and seq."""
+    from typer.testing import CliRunner
+
+    from matchlog.cli import app
+    from matchlog.events import encode, uuid7_text
+    from matchlog.store import log as log_module
+
+    db = tmp_path / "old.duckdb"
+    match_id = uuid7()
+    repeated = b'{"type":"porrinha.hand_chosen","seat":1,"hand":1,"hand":2}'
+    with Store(db) as store:
+        store.append_bulk_encoded([(match_id, [(uuid7_text(), 1_790_000_000_000_000, encode(started()))], 0)])
+        monkeypatch.setattr(log_module, "encode", lambda event: repeated)  # as matchlog did before the rule
+        store.append_bulk_encoded([(match_id, [(uuid7_text(), 1_790_000_000_000_001, repeated)], 1)])
+        monkeypatch.undo()
+        assert store.verify() == []  # the chain is whole
+    result = CliRunner().invoke(app, ["verify", "--deep", "--db", str(db)])
+    assert result.exit_code == 1, result.stdout
+    found = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
+    assert found == [f"FAIL match {match_id} seq 1 [derived.not_canonical] " + found[0].split("] ", 1)[1]], found
+    assert "SQL and the rules may disagree" in found[0]
