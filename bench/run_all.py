@@ -64,6 +64,10 @@ def main() -> None:
     else:
         run("bench_proofs.py", "--logs", str(small), str(args.log))
     run("bench_service.py", "--seconds", "2" if args.quick else "5")
+    if args.quick:
+        run("bench_stall.py", "--base", "100000", "--seconds", "2", "--limits", "0", "16", "--reps", "2")
+    else:
+        run("bench_stall.py", "--no-vacuum")
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ def duel(
     chance, both games of a pair on one committed seed (duplicate), until --pairs are played or the
     --sprt test decides; then report the pentanomial counts, score, Elo ± 95%, LOS, the LLR and the
     verdict. Every game is a match of the log, tagged with the duel and its pair. Ctrl-C keeps every
-    finished pair; --resume plays on.
+    finished pair; --resume plays on, under the options the duel began with.
 
     Example: matchlog duel backgammon -p heuristic -p random --sprt elo0=0,elo1=100 --seed 1
     """

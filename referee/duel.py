@@ -133,6 +133,13 @@ def run_duel(
     if resume is not None:
         earlier = store.duel(resume)
         sprt, duplicate = _fits(earlier, game, roster, table, sprt, duplicate)
+        if options and full_options != earlier.options:
+            shown = ", ".join(f"{key}={value}" for key, value in sorted(earlier.options.items())) or "no options"
+            raise UsageError(
+                f"duel {earlier.duel_id} is played under {shown}: resume it with those, or give no -o",
+                code="usage.resume",
+            )
+        full_options = dict(earlier.options)  # (a duel is one game: its first game fixed the options)
     # A resumed duel plays on to the pairs it planned, unless told otherwise.
     planned = pairs or (earlier.pairs_planned if earlier is not None else 0)
     planned = planned or (DEFAULT_SPRT_PAIRS if sprt is not None else _DEFAULT_PAIRS)

@@ -102,6 +102,8 @@ class DuelReport(msgspec.Struct, frozen=True, kw_only=True):
     luck_games: int = 0
     pair_list: tuple[DuelPair, ...] = ()
     open_pairs: tuple[OpenPair, ...] = ()
+    #: The game's options, every game of the duel played under them (its first game fixes them).
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 def game_score(result: Result, seat: int) -> float:
@@ -285,6 +287,7 @@ def report_of(found: Sequence[Result], head: int) -> DuelReport:
         last_pair=max(begun),
         pair_list=tuple(pairs),
         open_pairs=_open_pairs(found, slots, games),
+        options=dict(first.started.options),
     )
 
 

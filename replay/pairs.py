@@ -95,6 +95,11 @@ def _where(started: MatchStarted, match_id: str) -> str:
     return f"pair {duel.pair} of duel {duel.id}: game {duel.game} ({match_id})"
 
 
+def _options(started: MatchStarted) -> str:
+    """A game's options as the command line gives them."""
+    return ", ".join(f"{key}={value}" for key, value in sorted(started.options.items())) or "none"
+
+
 def start_break(
     match_id: str, started: MatchStarted, duel_first: DuelGame | None, pair_first: DuelGame | None
 ) -> PairBreak | None:
@@ -111,6 +116,13 @@ def start_break(
                 rule="duel.table_differs",
                 message=f"{where} is {started.game} at {len(started.seats)} seats, not the duel's "
                 f"{first.game} at {len(first.seats)} seats (its first game {duel_first.match_id})",
+                first_game=duel_first.match_id,
+            )
+        if started.options != first.options:  # (the position may change from pair to pair)
+            return PairBreak(
+                rule="duel.table_differs",
+                message=f"{where} is played under other options ({_options(started)}) than the duel's "
+                f"({_options(first)}, its first game {duel_first.match_id})",
                 first_game=duel_first.match_id,
             )
         if (duel.sprt, duel.duplicate) != (tag.sprt, tag.duplicate):

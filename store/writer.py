@@ -26,6 +26,16 @@ for CHECKPOINT_IDLE_SECONDS, and, should it never be, once the WAL holds WAL_LIM
 them (`wal_checkpoints`). A checkpoint changes nothing a reader or a crash sees: the WAL is durable
 already, and after a kill DuckDB replays whatever the file does not hold yet.
 
+What a checkpoint costs, and why an append still waits for one (bench/bench_stall.py, BENCHMARKS.md):
+DuckDB 2.0 holds every commit, of any table and any connection, until a checkpoint ends. Most cost
+5-40 ms, a few ms more for each MB of WAL, whatever the file holds; but each checkpoint appends a
+small row group to every table it writes, and the one that finds enough of them to fill a row group
+(122,880 rows, so once per ~123k events) merges them, rewriting them whole: 100-600 ms, whatever the
+WAL holds. A smaller WAL_LIMIT makes the common checkpoint shorter but not that one, and costs
+throughput; DuckDB's `max_vacuum_tasks` 0 removes it, but the row groups then stay small for good,
+because the configuration is locked for users' SQL (store/sql.py) and the merging cannot be let
+run only while the log is idle.
+
 A damaged log (rows deleted, copied or edited by hand) still opens, and the writer appends only
 where it stays truthful: nothing at all while the Merkle tree could not be extended truthfully
 (`damage`: the tree's right edge cannot be computed, events have no leaf, or the newest leaves may
@@ -106,8 +116,8 @@ ARROW_ROWS = 2_000
 FLUSH_SECONDS = 0.5
 #: ... and how long a pause lets it catch up.
 IDLE_SECONDS = 0.05
-#: How long the log must have been idle before the writer checkpoints it: a checkpoint costs 50-500
-#: ms whatever the WAL holds (on 2 shared cores), and a caller who comes meanwhile waits for it.
+#: How long the log must have been idle before the writer checkpoints it: a checkpoint costs 5-40 ms,
+#: 100-600 ms when it merges row groups (on 2 shared cores), and a caller who comes meanwhile waits.
 CHECKPOINT_IDLE_SECONDS = 1.0
 #: DuckDB's `checkpoint_threshold` on a log open for writing: never, in effect (the writer decides).
 NO_AUTOMATIC_CHECKPOINT = "1TB"

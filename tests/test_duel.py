@@ -471,3 +471,56 @@ def test_a_duel_is_named_by_a_unique_prefix_of_its_id_as_a_match_is(tmp_path: Pa
         refused = runner.invoke(app, ["duel-report", given, "--db", str(db)])
         assert refused.exit_code == 2 and "Traceback" not in refused.output, refused.output
         assert refused.stderr.startswith(f"error[store.unknown_match]: {says}"), refused.stderr
+
+
+def test_a_resumed_duel_plays_under_its_own_options_and_refuses_others(tmp_path: Path) -> None:
+    """--resume plays on under the options the duel was started with (the duel's first game fixes
+    them: the judge refuses a game under others), and refuses other options before anything is
+    played; a resume that gave none once played on under the game's defaults, a second rule set."""
+    db = str(tmp_path / "duel.duckdb")
+    first = json.loads(
+        invoke(
+            "duel",
+            "porrinha",
+            "-p",
+            "random",
+            "-p",
+            "reasoner",
+            "--pairs",
+            "1",
+            "-o",
+            "chopsticks=5",
+            "--seed",
+            "1",
+            "--db",
+            db,
+            "--json",
+        )
+    )
+    duel_id = first["report"]["duel_id"]
+    result = runner.invoke(
+        app,
+        [
+            "duel",
+            "porrinha",
+            "-p",
+            "random",
+            "-p",
+            "reasoner",
+            "--pairs",
+            "2",
+            "--resume",
+            duel_id,
+            "-o",
+            "chopsticks=3",
+            "--db",
+            db,
+        ],
+    )
+    assert result.exit_code == 2 and "error[usage.resume]" in result.stderr and "chopsticks=5" in result.stderr
+    with matchlog.open(db) as log:
+        assert len(log.matches()) == 2  # nothing played
+    invoke("duel", "porrinha", "-p", "random", "-p", "reasoner", "--pairs", "2", "--resume", duel_id, "--db", db)
+    with matchlog.open(db) as log:
+        options = [json.loads(m.options) if isinstance(m.options, str) else m.options for m in log.matches()]
+    assert len(options) == 4 and all(o["chopsticks"] == 5 for o in options), options

@@ -366,3 +366,27 @@ def test_the_duels_games_are_found_whatever_its_id_and_only_by_its_tag(tmp_path:
         assert duel_first is not None and duel_first.match_id == str(match_id) and duel_first.started == first
         assert pair_first is not None and pair_first.match_id == str(match_id)
         assert duel_games(store, duel_id + "x", 1) == (None, None, None)
+
+
+def test_a_later_pairs_game_under_other_options_is_refused_by_the_clerk_and_named_by_audit(tmp_path: Path) -> None:
+    """A duel compares two players at one game: its first game fixes the options every game of it is
+    played under (only the position may change from pair to pair, `--positions`). The options were
+    held only within a pair, so a resumed duel given other options (or none, where the duel had
+    some) mixed games of two rule sets into one verdict."""
+    from matchlog.referee.match import MemoryRecorder
+    from matchlog.store import Store
+
+    later = Duel(id=FORGED, pair=2, game=0, games=2, sprt=TEST)
+    other = {"rules": "pygammon"}
+    with matchlog.open(tmp_path / "refused.duckdb", mode="create", write=True) as log:
+        _play((HEURISTIC, RANDOM), 7, FIRST, store=log.store)
+        with pytest.raises(MatchlogError) as refused:
+            _play((HEURISTIC, RANDOM), 9, later, store=log.store, options=other)
+        assert refused.value.code == "duel.table_differs" and "options" in refused.value.message, refused.value
+        _play((HEURISTIC, RANDOM), 9, later, store=log.store)  # the duel's own options: taken
+    with Store(tmp_path / "forged.duckdb") as store:
+        for tag, options in ((FIRST, None), (later, other)):
+            recorder = MemoryRecorder()
+            played = _play((HEURISTIC, RANDOM), 7, tag, recorder=recorder, options=options)
+            store.append(played.match_id, recorder.drafts, 0)  # the store itself: around the clerk
+    assert "duel.table_differs" in _audit_rules(tmp_path / "forged.duckdb")

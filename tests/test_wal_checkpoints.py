@@ -112,3 +112,23 @@ def test_the_service_reports_its_writer_s_checkpoints(served: Served) -> None:
     assert set(health["wal_checkpoints"]) == {"idle", "forced", "refused", "seconds", "longest", "wal_bytes"}
     # Only to the admin: the WAL's size follows the bytes of hidden values.
     assert httpx.get(f"{served.url}/api/health").json()["wal_checkpoints"] is None
+
+
+def test_checkpoints_made_under_load_leave_the_events_in_few_row_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each checkpoint appends a small row group of what it folds in, and DuckDB merges them as they
+    add up. Turning the merging off (`max_vacuum_tasks` 0) would shorten the longest checkpoint, but
+    the file would keep a row group per checkpoint for good: larger, slower to scan, and slower to
+    checkpoint as it grows (bench/bench_stall.py). The writer leaves it on."""
+    monkeypatch.setattr(writer_module, "WAL_LIMIT", 1 << 15)
+    with Store(tmp_path / "merged.duckdb") as store:
+        match_id = uuid7()
+        store.append(match_id, [MatchStarted(game="porrinha", options={}, seats=SEATS)], 0)
+        for batch in range(40):
+            store.append(match_id, _turns(200), 1 + batch * 200)
+        counted = store.wal_checkpoints
+        assert counted is not None and counted.forced >= 30, counted
+        groups = store.query("SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('events')")[0][0]
+        assert groups <= 3, f"{counted.forced} checkpoints left the events in {groups} row groups"
+        assert [r.seq for r in store.read(match_id)] == list(range(8_001))
