@@ -43,7 +43,17 @@ from .backgammon import (
     RollChosen,
 )
 from .base import Event, Outcome, Seat, control_character, seat_problem
-from .codec import canonical, current_version, decode, decode_lines, encode, event_type, json_schema, upcaster
+from .codec import (
+    canonical,
+    current_version,
+    decode,
+    decode_lines,
+    encode,
+    encode_texts,
+    event_type,
+    json_schema,
+    upcaster,
+)
 from .davinci import (
     GuessStopped,
     JokerPlaced,
@@ -207,6 +217,7 @@ __all__ = [
     "drafts",
     "encode",
     "encode_note",
+    "encode_texts",
     "event_type",
     "json_schema",
     "now_us",

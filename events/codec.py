@@ -14,7 +14,7 @@ A tag is a game's (`fish.penguin_moved` is fish's), so no two games can share on
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Union
 
 import msgspec
@@ -31,6 +31,7 @@ __all__ = [
     "decode",
     "decode_lines",
     "encode",
+    "encode_texts",
     "event_type",
     "json_schema",
     "upcaster",
@@ -101,6 +102,15 @@ _UPCASTERS: dict[tuple[str, int], Upcaster] = {}
 def encode(event: Event) -> bytes:
     """The canonical JSON bytes of `event`."""
     return _encoder.encode(event)
+
+
+def encode_texts(events: Sequence[Event]) -> list[str]:
+    """The canonical JSON of each event, as text: `encode(event).decode()` each, in one encoder call
+    and one split (a bulk append encodes every event it writes). JSON text never holds a raw
+    newline (the encoder escapes it inside strings), so the lines split back one way only."""
+    if not events:
+        return []
+    return _encoder.encode_lines(events).decode()[:-1].split("\n")
 
 
 def canonical(payload: bytes, event: Event, version: int) -> bool:

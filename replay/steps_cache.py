@@ -5,8 +5,11 @@ A match is held from the second time its states are asked for (the first may be 
 such as a state read at its end, which the file's snapshots serve well): its events are read once,
 and the effective state is kept every STEP_EVERY seqs, with the top of the effective stack there
 (`replay.fold.walk`). The state at seq N is then folded from the kept state at or before N, at
-most STEP_EVERY - 1 events; an undo between the two that takes back what the kept state stands on
-sends it to an earlier kept state, as a snapshot's does (`replay.travel`).
+most STEP_EVERY - 1 events, in one call of the game's `apply_all` where they hold no undo and no
+segment event (a step's usual case: no state per event, so a step is short and leaves the garbage
+collector little, whose pauses made the slowest steps); an undo between the two that takes back
+what the kept state stands on sends it to an earlier kept state, as a snapshot's does
+(`replay.travel`).
 
 A log only grows, and the state at seq N is the fold of its first N + 1 events (later undos never
 change it), so what is held never goes stale: a step past the last held seq reads the events after
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from bisect import bisect_left
 from collections import OrderedDict
 from typing import Any
 from uuid import UUID
@@ -46,15 +50,21 @@ class _Held:
     """One match in memory: its events from seq 0, and every STEP_EVERY seqs the state after that
     seq with the effective stack's top there."""
 
-    __slots__ = ("engine", "events", "kept")
+    __slots__ = ("apply_all", "engine", "events", "kept", "marks")
 
     def __init__(self, engine: Any, events: list[Event]) -> None:
         self.engine = engine
+        self.apply_all = getattr(engine, "apply_all", None)
         self.events = events
         self.kept: list[tuple[Any, _Top]] = []  # [k]: after seq k * STEP_EVERY
+        self.marks: list[int] = []  # the seqs of the undos and segment events, in order
 
     def extend(self, events: list[Event]) -> None:
         """Hold the events after the last held seq, and keep the states they reach."""
+        held = len(self.events)
+        self.marks.extend(
+            held + k for k, event in enumerate(events) if isinstance(event, (ActionsUndone, *SEGMENT_EVENTS))
+        )
         self.events.extend(events)
         while len(self.kept) * STEP_EVERY < len(self.events):
             seq = len(self.kept) * STEP_EVERY
@@ -63,6 +73,22 @@ class _Held:
                 self.kept.append((started, (0, started)))
             else:
                 self.kept.append(self.at(seq))
+
+    def state(self, seq: int) -> Any:
+        """The state after `seq` (held): from the kept state at or before it, through the game's
+        `apply_all` where the events between hold no undo and no segment event (a step's usual
+        case: one call, no state per event, so a step makes little for the garbage collector and
+        is over quickly); otherwise as `at` folds them."""
+        base = min(seq // STEP_EVERY, len(self.kept) - 1)
+        start = base * STEP_EVERY + 1
+        if self.apply_all is None or start > seq:
+            return self.at(seq)[0]
+        marked = bisect_left(self.marks, start)
+        if marked < len(self.marks) and self.marks[marked] <= seq:
+            return self.at(seq)[0]
+        # With no undo and no segment event on the way, `_fold` applies each event to the last
+        # state, starting from the kept stack top's: that is the game's `apply_all` of the run.
+        return self.apply_all(self.kept[base][1][1], self.events[start : seq + 1])
 
     def at(self, seq: int) -> tuple[Any, _Top]:
         """The state after `seq` (held) and the effective stack's top there."""
@@ -142,14 +168,14 @@ class StepCache:
                 return None  # (not in the match: the caller says so)
             with self._lock:
                 if self._held.get(match_id) is not held or seq < len(held.events):
-                    return None if self._held.get(match_id) is not held else held.at(seq)[0]
+                    return None if self._held.get(match_id) is not held else held.state(seq)
                 if not self._room(len(more), keep=match_id):
                     self._drop(match_id)
                     return None
                 held.extend([event for _, event in more])
                 self._events += len(more)
         with self._lock:
-            return held.at(seq)[0]
+            return held.state(seq)
 
     def _hold(self, store: Store, match_id: UUID, seq: int, engine: Any) -> _Held | None:
         """Read a match's events (to its end, or `seq` if further) and hold them."""

@@ -43,7 +43,17 @@ from .snapshots import SnapshotCache
 from .sql import ReadOnlyQuery
 from .transfer import Transfers
 from .tree import build_tree
-from .writer import NO_AUTOMATIC_CHECKPOINT, Item, Request, WalCheckpoints, Writer, insert_tree, items, replace_figures
+from .writer import (
+    NO_AUTOMATIC_CHECKPOINT,
+    Batch,
+    Item,
+    Request,
+    WalCheckpoints,
+    Writer,
+    insert_tree,
+    items,
+    replace_figures,
+)
 
 __all__ = ["Store", "is_interrupt"]
 
@@ -352,7 +362,7 @@ class Store(EventReads, Checks, SnapshotCache, Transfers, AnnotationStore):
                         f"match {match_id} seq {seq}: {event_id!r} is not a canonical event id", code="store.bad_event"
                     )
                 items.append(Item(event, event_id, at_us, event.version, payload.decode()))
-            requests.append(Request(match_id, tuple(items), expected))
+            requests.append(Request(match_id, Batch.of(items), expected))
         return self._write().submit_bulk(requests).result()
 
     def on_commit(self, listener: Callable[[list[tuple[UUID, int]]], None]) -> None:

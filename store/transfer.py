@@ -23,7 +23,7 @@ from matchlog.events import (
 
 from .catalogue import Appended, CatalogueReads, select_matches
 from .handle import _first_line, _match_filter
-from .writer import Item, Request
+from .writer import Batch, Item, Request
 
 __all__ = ["MatchCheck", "Transfers"]
 
@@ -166,9 +166,9 @@ class Transfers(CatalogueReads):
                 items = items[stored.last_seq + 1 :]
                 if not items:
                     continue
-                requests.append(Request(match_id, tuple(items), stored.last_seq + 1))
+                requests.append(Request(match_id, Batch.of(items), stored.last_seq + 1))
             else:
-                requests.append(Request(match_id, tuple(items), 0))
+                requests.append(Request(match_id, Batch.of(items), 0))
         if not requests:
             return []
         try:

@@ -58,6 +58,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -79,6 +80,7 @@ from matchlog.events import (
     StoreError,
     decode,
     encode,
+    encode_texts,
     now_us,
     uuid7_texts,
 )
@@ -95,6 +97,7 @@ __all__ = [
     "GROUP_EVENTS",
     "NO_AUTOMATIC_CHECKPOINT",
     "WAL_LIMIT",
+    "Batch",
     "Item",
     "Request",
     "WalCheckpoints",
@@ -132,11 +135,11 @@ AT_US_MAX = 253_402_300_800_000_000
 
 
 class Item(msgspec.Struct, frozen=True, gc=False):
-    """One event ready for the log: its bytes, id and time, and (on import) the hash it claims.
+    """One event ready for the log, as a row: its bytes, id and time, and (on import) the hash it
+    claims and the line it came from. Gathered into a `Batch` for the writer.
 
     Not tracked by the cyclic garbage collector (`gc=False`): it holds an event and values, so it is
-    never part of a cycle, and a bulk append makes one per event (tracked, 50,000 of them set the
-    collector running over the whole process's objects dozens of times a batch)."""
+    never part of a cycle, and an import makes one per event."""
 
     event: Event
     event_id: str  # canonical text, as the log hashes and stores it
@@ -147,19 +150,63 @@ class Item(msgspec.Struct, frozen=True, gc=False):
     line: int | None = None
 
 
-def items(events: Sequence[Event | Draft]) -> tuple[Item, ...]:
-    """Items for an append: drafts keep their ids and times; bare events get fresh ids and the time now.
+class Batch(msgspec.Struct, frozen=True):
+    """The events of one request ready for the log, a column at a time (entry k of each list is
+    event k's): what a bulk append writes is built and checked by column, with no object per event.
+
+    `claimed` and `lines` are an import's (the hash each line claims, the line it came from); None
+    where nothing is claimed."""
+
+    events: list[Event]
+    event_ids: list[str]  # canonical text, as the log hashes and stores them
+    at_us: list[int]
+    versions: list[int]
+    payloads: list[str]
+    claimed: list[bytes | None] | None = None
+    lines: list[int | None] | None = None
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    @classmethod
+    def of(cls, rows: Sequence[Item]) -> Batch:
+        """The batch of `rows`, in order."""
+        claimed = [row.claimed_hash for row in rows]
+        return cls(
+            [row.event for row in rows],
+            [row.event_id for row in rows],
+            [row.at_us for row in rows],
+            [row.version for row in rows],
+            [row.payload for row in rows],
+            claimed if any(hash is not None for hash in claimed) else None,
+            [row.line for row in rows] if any(row.line is not None for row in rows) else None,
+        )
+
+    def after(self, count: int) -> Batch:
+        """The batch without its first `count` events (those a re-send found stored already)."""
+        return Batch(
+            self.events[count:],
+            self.event_ids[count:],
+            self.at_us[count:],
+            self.versions[count:],
+            self.payloads[count:],
+            None if self.claimed is None else self.claimed[count:],
+            None if self.lines is None else self.lines[count:],
+        )
+
+
+def items(events: Sequence[Event | Draft]) -> Batch:
+    """The batch of an append: drafts keep their ids and times; bare events get fresh ids and the time now.
 
     Raises:
         StoreError: something in `events` is not an event.
     """
     at_us = now_us()
-    kinds = set(map(type, events))
-    if all(issubclass(kind, Event) for kind in kinds):  # the usual bulk: bare events, made a column at a time
-        return tuple(
-            Item(event, event_id, at_us, event.version, payload.decode())
-            for event, event_id, payload in zip(events, uuid7_texts(len(events)), map(encode, events), strict=True)
-        )
+    events = list(events)
+    kinds = list(map(type, events))
+    if all(issubclass(kind, Event) for kind in set(kinds)):  # the usual bulk: bare events
+        count = len(events)
+        return Batch(events, uuid7_texts(count), [at_us] * count, _by_kind(kinds, _VERSION), encode_texts(events))
     fresh = iter(uuid7_texts(sum(not isinstance(e, Draft) for e in events)))
     made = []
     for event in events:
@@ -170,14 +217,28 @@ def items(events: Sequence[Event | Draft]) -> tuple[Item, ...]:
             made.append(Item(event, next(fresh), at_us, event.version, encode(event).decode()))
         else:
             raise StoreError(f"only events can be appended, not {type(event).__name__}", code="store.not_an_event")
-    return tuple(made)
+    return Batch.of(made)
+
+
+def _by_kind(kinds: list[type], value: Callable[[type], Any]) -> list[Any]:
+    """`value(kind)` for each of `kinds`, asked once a kind (an append holds a few kinds of event,
+    so a column of what their class says costs a lookup an event, not an attribute's code)."""
+    known = {kind: value(kind) for kind in set(kinds)}
+    return list(map(known.__getitem__, kinds))
+
+
+def _tag(kind: type) -> str:
+    return kind.__struct_config__.tag  # type: ignore[attr-defined]
+
+
+_VERSION = attrgetter("version")
 
 
 class Request(msgspec.Struct, frozen=True):
     """Append `items` to `match_id` at `expected_seq` (the number of events already stored)."""
 
     match_id: UUID
-    items: tuple[Item, ...]
+    items: Batch
     expected_seq: int
     figures: Figures | None = None  # the match's figures, once these items end it
 
@@ -587,7 +648,7 @@ class Writer:
             StoreError: the events cannot start or continue this match.
             ImportRejected: an imported event's hash is not the one the chain gives it.
         """
-        match_id, items, expected = request.match_id, request.items, request.expected_seq
+        match_id, batch, expected = request.match_id, request.items, request.expected_seq
         if self.damage is not None:
             raise StoreError(f"the log takes no new events: {self.damage}", code="store.damaged")
         pending = group.touched.get(match_id)
@@ -598,9 +659,9 @@ class Writer:
             raise StoreError(f"match {match_id} takes no new events: {pending.base.damage}", code="store.damaged")
         info = pending.info
         next_seq = info.last_seq + 1 if info is not None else 0
-        if not items:
+        if not batch:
             raise StoreError("nothing to append", code="store.empty_append")
-        if len({entry.event_id for entry in items}) != len(items):
+        if len(set(batch.event_ids)) != len(batch):
             raise StoreError("the same event id appears twice in one append", code="store.duplicate_id")
 
         # A re-send of events already stored at the seqs asked for is a no-op for those events; an
@@ -608,25 +669,25 @@ class Writer:
         # seq, is a conflict (never a silent no-op, never a stale seq).
         resent = 0
         if pending.ids or pending.base.ids:  # (a match new to the log has nothing to re-send)
-            for offset, entry in enumerate(items):
-                stored_at = pending.stored_at(entry.event_id)
+            for offset, event_id in enumerate(batch.event_ids):
+                stored_at = pending.stored_at(event_id)
                 if stored_at is None:
                     break
                 if stored_at != expected + offset:
-                    raise _moved(match_id, entry, stored_at, expected + offset)
-                if self._stored_payload(match_id, stored_at, group) != entry.payload:
+                    raise _moved(match_id, event_id, stored_at, expected + offset)
+                if self._stored_payload(match_id, stored_at, group) != batch.payloads[offset]:
                     raise EventConflict(
-                        f"match {match_id}: event id {entry.event_id} is stored at seq {stored_at} with a different "
-                        f"event than the {entry.event.tag} sent again with it; nothing was written"
+                        f"match {match_id}: event id {event_id} is stored at seq {stored_at} with a different "
+                        f"event than the {batch.events[offset].tag} sent again with it; nothing was written"
                     )
                 resent += 1
-            if resent == len(items):
+            if resent == len(batch):
                 assert info is not None
                 return Appended(match_id, expected, expected + resent - 1, info.head_hash, 0)
-            for offset, entry in enumerate(items[resent:], start=expected + resent):
-                stored_at = pending.stored_at(entry.event_id)
+            for offset, event_id in enumerate(batch.event_ids[resent:], start=expected + resent):
+                stored_at = pending.stored_at(event_id)
                 if stored_at is not None:
-                    raise _moved(match_id, entry, stored_at, offset)
+                    raise _moved(match_id, event_id, stored_at, offset)
         first = expected + resent
         if first != next_seq:
             raise ConcurrencyError(match_id, expected, next_seq)
@@ -635,15 +696,15 @@ class Writer:
         match_text = str(match_id)
         assert self.tree is not None  # (a log whose tree cannot be extended is damaged: refused above)
         leaf = self.tree.size + len(group.rows)  # the leaves follow the group's events so far
-        todo = items[resent:] if resent else items
+        todo = batch.after(resent) if resent else batch
         count = len(todo)
-        # The rows are built a column at a time (each a comprehension, or a constant repeated): the
+        # The rows are built a column at a time (the batch's, and each other a comprehension): the
         # per-event Python is the checks' one pass over each column and the chain's hash.
-        events = [entry.event for entry in todo]
-        types = [event.tag for event in events]
+        events, event_ids, at_us, payloads = todo.events, todo.event_ids, todo.at_us, todo.payloads
+        versions = todo.versions
+        types = _by_kind(list(map(type, events)), _tag)
         seats_column = [getattr(event, "seat", None) for event in events]
         actors = [event.actor for event in events]
-        at_us = [entry.at_us for entry in todo]
         _check_columns(match_id, first, events, types, seats_column, actors, at_us)
         seats: list[SeatRow] = []
         game = info.game if info is not None else ""
@@ -653,20 +714,19 @@ class Writer:
             info = MatchInfo.started(match_id, started, at_us[0])
             game = info.game
             seats = info.seat_rows()
-        event_ids = [entry.event_id for entry in todo]
-        payloads = [entry.payload for entry in todo]
-        versions = [entry.version for entry in todo]
         hashes = chain_hashes(
             prev, match_text, first, event_ids, at_us, actors, game, types, versions, seats_column, payloads
         )
-        for offset, entry in enumerate(todo):
-            if entry.claimed_hash is not None and entry.claimed_hash != hashes[offset]:
-                seq = first + offset
-                where = f"line {entry.line}" if entry.line is not None else f"seq {seq}"
-                raise ImportRejected(
-                    f"match {match_id} seq {seq} ({where}): its hash does not follow from the chain "
-                    f"(claimed {entry.claimed_hash.hex()[:16]}…, computed {hashes[offset].hex()[:16]}…)"
-                )
+        if todo.claimed is not None:
+            for offset, claimed in enumerate(todo.claimed):
+                if claimed is not None and claimed != hashes[offset]:
+                    seq = first + offset
+                    line = todo.lines[offset] if todo.lines is not None else None
+                    where = f"line {line}" if line is not None else f"seq {seq}"
+                    raise ImportRejected(
+                        f"match {match_id} seq {seq} ({where}): its hash does not follow from the chain "
+                        f"(claimed {claimed.hex()[:16]}…, computed {hashes[offset].hex()[:16]}…)"
+                    )
         for offset in _catalogued(types):  # an ending or an undo changes the catalogue row beyond its head
             assert info is not None
             ended_before = info.ended_seq
@@ -968,10 +1028,10 @@ def _catalogued(types: list[str]) -> list[int]:
     return sorted(found)
 
 
-def _moved(match_id: UUID, entry: Item, stored_at: int, seq: int) -> EventConflict:
+def _moved(match_id: UUID, event_id: str, stored_at: int, seq: int) -> EventConflict:
     """The conflict of an event id sent again for another seq than the one that holds it."""
     return EventConflict(
-        f"match {match_id}: event id {entry.event_id} is already stored at seq {stored_at}, and this append "
+        f"match {match_id}: event id {event_id} is already stored at seq {stored_at}, and this append "
         f"would put it at seq {seq}: an event id names one event; nothing was written"
     )
 
@@ -1046,9 +1106,13 @@ def _insert_rows(
 
 
 def _insert_table(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table, sql: str) -> None:
-    """Insert an Arrow table's rows with `sql` (which reads them from `{table}`)."""
+    """Insert an Arrow table's rows with `sql` (which reads them from `{table}`).
+
+    DuckDB reads them as one stream of batches, not as a table it may scan in parallel: on two
+    cores its parallel insert took about half as long again, and its commit and the next
+    checkpoint more (each thread appends row groups of its own)."""
     view = f"_matchlog_{name}_batch"
-    con.register(view, table)
+    con.register(view, table.to_reader())
     try:
         con.execute(sql.format(table=view))
     finally:

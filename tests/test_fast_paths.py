@@ -14,11 +14,21 @@ from hypothesis import strategies as st
 
 from matchlog.engines import get as get_engine
 from matchlog.engines.views import shown_state
-from matchlog.events import ActionsUndone, Event, MatchStarted, Seat, uuid7, uuid7_texts
+from matchlog.events import (
+    ActionsUndone,
+    Event,
+    MatchResumed,
+    MatchStarted,
+    Seat,
+    encode,
+    encode_texts,
+    uuid7,
+    uuid7_texts,
+)
 from matchlog.events.envelope import _text, _uuid7_ints
 from matchlog.replay import fold, fold_all, state_at, timeline
 from matchlog.replay.fold import _fold_events
-from matchlog.replay.steps_cache import STEP_EVERY, StepCache, step_cache
+from matchlog.replay.steps_cache import STEP_EVERY, StepCache, _Held, step_cache
 from matchlog.replay.views import seat_state_at
 from matchlog.store import Store
 from matchlog.store.chain import chain_hash, chain_hashes
@@ -66,6 +76,16 @@ def test_chain_hashes_are_chain_hash_row_by_row(prev: bytes, first: int, rows: l
         expected.append(head)
     got = chain_hashes(prev, match_id, first, ids, at_us, actors, "g", types, versions, seats, payloads)
     assert got == expected
+
+
+@given(st.integers(0, 1_000), st.lists(st.text(), max_size=4))
+def test_events_encoded_together_are_each_encoded_alone(seed: int, names: list[str]):
+    odd = MatchStarted(  # any text (newlines, U+2028, NUL) in a payload's strings
+        game="porrinha", options={name: name for name in names}, seats=tuple(Seat(name, "random") for name in names)
+    )
+    events = [*_porrinha(seed, 30), odd, *_porrinha(seed + 1, 5)]
+    assert encode_texts(events) == [encode(event).decode() for event in events]
+    assert encode_texts([]) == []
 
 
 # -- bulk appends, a column at a time --------------------------------------------------------------
@@ -160,9 +180,12 @@ def test_fold_events_skips_nothing_when_told_there_are_no_undos():
 # -- the time-travel cache ---------------------------------------------------------------------------
 
 
-def _with_undos(seed: int, events: int, undos: list[tuple[int, int]]) -> list[Event]:
+def _with_undos(
+    seed: int, events: int, undos: list[tuple[int, int]], resumed: frozenset[int] = frozenset()
+) -> list[Event]:
     """A Porrinha match with undos: after each (at, count), the last `count` effective events are
-    taken back (as the log would hold them; the store judges nothing)."""
+    taken back (as the log would hold them; the store judges nothing); after each seq in `resumed`,
+    a match.resumed (a segment event, which no undo takes back)."""
     log = _porrinha(seed, events)
     out: list[Event] = []
     effective: list[int] = []
@@ -171,6 +194,8 @@ def _with_undos(seed: int, events: int, undos: list[tuple[int, int]]) -> list[Ev
         out.append(event)
         if not isinstance(event, MatchStarted):
             effective.append(len(out) - 1)
+        if len(out) - 1 in resumed:
+            out.append(MatchResumed(players=("random",) * 3))
         count = marks.get(len(out) - 1)
         if count and len(effective) > count:
             taken = tuple(effective[-count:])
@@ -204,6 +229,22 @@ def test_every_step_from_memory_is_the_state_the_log_gives(seed, events, undos, 
                 seq = ask % cut
                 assert state_at(store, match_id, seq).state == truth[seq]
         assert match_id in step_cache(store).held()
+
+
+@given(
+    st.integers(0, 1_000),
+    st.integers(2, 6 * STEP_EVERY),
+    st.lists(st.tuples(st.integers(1, 6 * STEP_EVERY), st.integers(1, STEP_EVERY + 3)), max_size=4),
+    st.frozensets(st.integers(0, 6 * STEP_EVERY), max_size=4),
+)
+def test_a_step_through_apply_all_is_the_fold_event_by_event(seed, events, undos, resumed):
+    log = _with_undos(seed, events, undos, resumed)
+    held = _Held(get_engine("porrinha"), [])
+    held.extend(log[: len(log) // 2])
+    held.extend(log[len(log) // 2 :])  # (held in two reads, as a match that grows)
+    assert held.apply_all is not None
+    for seq in range(len(log)):
+        assert held.state(seq) == held.at(seq)[0]
 
 
 def test_steps_after_an_undo_and_in_a_fork_come_from_memory_right(tmp_path):
