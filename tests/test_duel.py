@@ -478,49 +478,14 @@ def test_a_resumed_duel_plays_under_its_own_options_and_refuses_others(tmp_path:
     them: the judge refuses a game under others), and refuses other options before anything is
     played; a resume that gave none once played on under the game's defaults, a second rule set."""
     db = str(tmp_path / "duel.duckdb")
-    first = json.loads(
-        invoke(
-            "duel",
-            "porrinha",
-            "-p",
-            "random",
-            "-p",
-            "reasoner",
-            "--pairs",
-            "1",
-            "-o",
-            "chopsticks=5",
-            "--seed",
-            "1",
-            "--db",
-            db,
-            "--json",
-        )
-    )
+    duel = ["duel", "porrinha", "-p", "random", "-p", "reasoner", "--db", db]
+    first = json.loads(invoke(*duel, "--pairs", "1", "-o", "chopsticks=5", "--seed", "1", "--json"))
     duel_id = first["report"]["duel_id"]
-    result = runner.invoke(
-        app,
-        [
-            "duel",
-            "porrinha",
-            "-p",
-            "random",
-            "-p",
-            "reasoner",
-            "--pairs",
-            "2",
-            "--resume",
-            duel_id,
-            "-o",
-            "chopsticks=3",
-            "--db",
-            db,
-        ],
-    )
+    result = runner.invoke(app, [*duel, "--pairs", "2", "--resume", duel_id, "-o", "chopsticks=3"])
     assert result.exit_code == 2 and "error[usage.resume]" in result.stderr and "chopsticks=5" in result.stderr
     with matchlog.open(db) as log:
         assert len(log.matches()) == 2  # nothing played
-    invoke("duel", "porrinha", "-p", "random", "-p", "reasoner", "--pairs", "2", "--resume", duel_id, "--db", db)
+    invoke(*duel, "--pairs", "2", "--resume", duel_id)
     with matchlog.open(db) as log:
         options = [json.loads(m.options) if isinstance(m.options, str) else m.options for m in log.matches()]
     assert len(options) == 4 and all(o["chopsticks"] == 5 for o in options), options
