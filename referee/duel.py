@@ -33,6 +33,7 @@ from matchlog.engines.chance import commitment, seed_for
 from matchlog.events import ChanceCommitted, ChanceRevealed, Duel, Sprt, UsageError, decode, encode, now_us, uuid7
 from matchlog.events.duel import PAIRS_MAX
 from matchlog.replay.duels import DuelReport
+from matchlog.replay.pairs import options_text
 from matchlog.replay.sprt import Estimate, estimate, llr
 
 from .play import DEFAULT_TIMEOUT, runner
@@ -134,7 +135,7 @@ def run_duel(
         earlier = store.duel(resume)
         sprt, duplicate = _fits(earlier, game, roster, table, sprt, duplicate)
         if options and full_options != earlier.options:
-            shown = ", ".join(f"{key}={value}" for key, value in sorted(earlier.options.items())) or "no options"
+            shown = options_text(earlier.options) or "no options"
             raise UsageError(
                 f"duel {earlier.duel_id} is played under {shown}: resume it with those, or give no -o",
                 code="usage.resume",

@@ -27,7 +27,7 @@ A finding names the duel, the pair, both games and the seq where they part.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -54,6 +54,7 @@ __all__ = [
     "chance_break",
     "check_pair",
     "duel_games",
+    "options_text",
     "start_break",
 ]
 
@@ -95,9 +96,9 @@ def _where(started: MatchStarted, match_id: str) -> str:
     return f"pair {duel.pair} of duel {duel.id}: game {duel.game} ({match_id})"
 
 
-def _options(started: MatchStarted) -> str:
-    """A game's options as the command line gives them."""
-    return ", ".join(f"{key}={value}" for key, value in sorted(started.options.items())) or "none"
+def options_text(options: Mapping[str, Any]) -> str:
+    """A game's options as the command line gives them (KEY=VALUE, by key); "" for none."""
+    return ", ".join(f"{key}={value}" for key, value in sorted(options.items()))
 
 
 def start_break(
@@ -121,8 +122,8 @@ def start_break(
         if started.options != first.options:  # (the position may change from pair to pair)
             return PairBreak(
                 rule="duel.table_differs",
-                message=f"{where} is played under other options ({_options(started)}) than the duel's "
-                f"({_options(first)}, its first game {duel_first.match_id})",
+                message=f"{where} is played under other options ({options_text(started.options) or 'none'}) than the "
+                f"duel's ({options_text(first.options) or 'none'}, its first game {duel_first.match_id})",
                 first_game=duel_first.match_id,
             )
         if (duel.sprt, duel.duplicate) != (tag.sprt, tag.duplicate):

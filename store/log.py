@@ -29,8 +29,8 @@ from matchlog.events import (
     Event,
     StoreBusy,
     StoreError,
+    canonical,
     decode,
-    encode,
 )
 
 from .annotations import AnnotationStore, has_annotations
@@ -350,7 +350,7 @@ class Store(EventReads, Checks, SnapshotCache, Transfers, AnnotationStore):
                     event = decode(payload)
                 except DecodeError as error:
                     raise StoreError(f"match {match_id} seq {seq}: {error.message}", code="store.bad_event") from None
-                if encode(event) != payload:
+                if not canonical(payload, event, event.version):
                     raise StoreError(
                         f"match {match_id} seq {seq}: the {event.tag} event is not written the one way matchlog "
                         "writes it (no spaces, fields in order, no field repeated or unknown, nothing escaped "
